@@ -478,6 +478,7 @@ def entropy_flow_figure(df: pd.DataFrame, # columns layer, site (input, attentio
                         y_title: str = "entropy (nats)", # the y axis label
                        ) -> go.Figure:
     "Per-layer entropy of softmax(lm_head(.)) at the four sites of each layer, one curve per site."
+    if "site" in df.columns: df = df[df["site"] != "after_attention"] # bupo.entropy_flow's extra site, used only for Delta H
     data = _tidy(df, "site", "entropy", ENTROPY_SITES, "entropy_flow_figure")
     methods = list(pd.unique(data["method"])) if "method" in data else [None]
     fig = go.Figure()
@@ -498,6 +499,7 @@ def entropy_change_figure(df: pd.DataFrame, # columns layer, component (layer, a
                          ) -> go.Figure:
     "Per-layer entropy change Delta H of the whole layer, its attention and its MLP, as grouped bars or lines."
     if kind not in ("bars", "lines"): raise OneShotError(f"kind must be 'bars' or 'lines', got {kind!r}")
+    if "component" not in df.columns and "module" in df.columns: df = df.rename(columns={"module": "component"}) # bupo.entropy_change
     data = _tidy(df, "component", "delta", ENTROPY_COMPONENTS, "entropy_change_figure")
     methods = list(pd.unique(data["method"])) if "method" in data else [None]
     fig = go.Figure()
