@@ -1,4 +1,4 @@
-"""`oneshot-reason train | eval | generate`: the package's commands, with the offline demo as the default.
+"""`oneshot-reason train | eval | generate | report`: the package's commands, with the offline demo as the default.
 
 Docs: https://oneshot-reason.github.io/oneshot_reason/cli.html.md"""
 
@@ -216,6 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("question"); g.add_argument("--model", default="tiny"); g.add_argument("--format", default="xml")
     g.add_argument("--max-new-tokens", type=int, default=256); g.add_argument("--temperature", type=float, default=0.0)
     g.add_argument("--save", help="append the prompt/response pair to this JSONL file")
+    r = sub.add_parser("report", help="write a self-contained HTML report of a run")
+    r.add_argument("--run-dir", required=True, help="the run's output directory")
+    r.add_argument("--output", default="report.html", help="the page to write (relative: inside --run-dir)")
     return p
 
 def _dispatch(args: argparse.Namespace) -> Any:
@@ -230,6 +233,11 @@ def _dispatch(args: argparse.Namespace) -> Any:
         metrics = run_eval(**kw)
         print(json.dumps(metrics, indent=2))
         return metrics
+    if args.command == "report":
+        from oneshot_reason.viz import write_report
+        path = write_report(kw["run_dir"], kw["output"])
+        print(path)
+        return path
     result = run_generate(**kw)
     print(result["completion"]); print(f"\nanswer: {result['answer']}")
     return result
