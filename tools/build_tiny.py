@@ -30,6 +30,7 @@ def main():
     build_s = time.time() - start
     if args.out.exists(): shutil.rmtree(args.out)
     save_policy(model, tokenizer, args.out)
+    for f in args.out.iterdir(): f.chmod(0o644)  # package data must be readable by everyone
     size = sum(f.stat().st_size for f in args.out.iterdir())
 
     model, tokenizer = load_policy(args.out, device="cpu")  # what users get
