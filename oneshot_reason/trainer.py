@@ -22,7 +22,6 @@ import torch
 import torch.utils.checkpoint
 from accelerate.utils import gather, gather_object
 from torch import nn
-from transformers.trainer_utils import get_last_checkpoint
 from trl import GRPOConfig, GRPOTrainer
 from trl.trainer.utils import is_async_callable
 from fastcore.basics import patch
@@ -31,8 +30,8 @@ from .core import OneShotError, append_jsonl
 
 # %% auto #0
 __all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'PRESETS', 'TorchChunkedLogProb', 'install_logprob_fallback', 'TrainerMethod',
-           'register_method', 'known_methods', 'parse_algo', 'get_method', 'OneShotConfig', 'config_preset',
-           'OneShotTrainer', 'logps_from_hidden', 'truncate_jsonl_steps']
+           'register_method', 'known_methods', 'parse_algo', 'get_method', 'OneShotConfig', 'check_run',
+           'config_preset', 'OneShotTrainer', 'logps_from_hidden', 'last_complete_checkpoint', 'truncate_jsonl_steps']
 
 # %% ../nbs/05_trainer.ipynb #d5fb84cb
 class TorchChunkedLogProb:
@@ -302,8 +301,54 @@ class OneShotConfig(GRPOConfig):
         if self.scale_rewards not in ("group", "batch", "none", True, False):
             raise OneShotError(f"unknown scale_rewards {self.scale_rewards!r}; choose 'group', 'batch' or 'none'")
         if "luffy" in methods: self.scale_rewards = "group" if self.luffy_scale_rewards else "none"
+        if "m3po" in methods and self.use_vllm:
+            raise OneShotError("m3po samples with its own cross-path sampler (the paths exchange information at every "
+                               "decoding step), which vLLM cannot run; set use_vllm=False or use algo='grpo'")
+        if "bupo" in methods and self.iterative_steps > 0 and world > 1 and self.ddp_find_unused_parameters is False:
+            raise OneShotError("BuPO's phase 1 leaves the layers above internal_layer unused, which DDP rejects with "
+                               "ddp_find_unused_parameters=False; leave it unset or set it to True")
         if "8bit" in str(self.optim) and not (_has_cuda() and not self.use_cpu):
             raise OneShotError(f"optim={self.optim!r} needs a CUDA GPU (bitsandbytes); use optim='adamw_torch' on a CPU")
+        env = os.environ
+        if (env.get("ACCELERATE_USE_CPU", "").lower() == "true" and "MASTER_ADDR" in env and "WORLD_SIZE" not in env
+                and not any(k in env for k in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE"))):
+            warnings.warn("`accelerate launch --cpu --num_processes N` without mpirun starts ONE process; for N CPU "
+                          "processes use `accelerate launch --config_file configs/accelerate/cpu_2proc.yaml` or "
+                          "`torchrun --nproc_per_node N`", RuntimeWarning, stacklevel=2)
+
+# %% ../nbs/05_trainer.ipynb #bad915d1
+def _num_layers(model) -> int | None:
+    "Decoder layers of a model, or of the model a name or path points to (its config only); None when unknown."
+    config = getattr(model, "config", None)
+    if config is None and isinstance(model, (str, Path)):
+        try:
+            from transformers import AutoConfig
+            from oneshot_reason.models import resolve_model_source
+            source, local_only = resolve_model_source(model)
+            config = AutoConfig.from_pretrained(source, local_files_only=local_only, trust_remote_code=False)
+        except Exception: return None
+    if config is None: return None
+    if hasattr(config, "get_text_config"): config = config.get_text_config()
+    n = getattr(config, "num_hidden_layers", None)
+    return n if isinstance(n, int) else None
+
+def check_run(config: GRPOConfig, # the run's configuration (an `OneShotConfig`)
+              model=None, # the model, or the name or path about to be loaded (only its config.json is read)
+              train_dataset=None, # the training set
+             ) -> None:
+    "Fail early on what the config alone cannot tell: BuPO's `internal_layer` beyond the model, LUFFY without demonstrations."
+    methods = parse_algo(getattr(config, "algo", "grpo"))
+    k = getattr(config, "internal_layer", None)
+    if "bupo" in methods and k is not None:
+        n = _num_layers(model) if model is not None else None
+        if n is not None and not 0 <= k < n:
+            raise OneShotError(f"internal_layer={k} but the model has {n} decoder layers; pass internal_layer in 0..{n - 1} "
+                               "(or leave it unset for BuPO's default)")
+    columns = getattr(train_dataset, "column_names", None)
+    if "luffy" in methods and columns is not None and "demonstration" not in columns:
+        raise OneShotError(f"algo='luffy' needs a 'demonstration' column in the training set (off-policy solutions), which "
+                           f"has {sorted(columns)}; use data with demonstrations (synthetic problems, LUFFY's files) or "
+                           "another algo")
 
 # %% ../nbs/05_trainer.ipynb #0c97598f
 def _optim_8bit() -> str:
@@ -326,9 +371,9 @@ PRESETS: dict[str, Callable[[], dict]] = {
     "bupo": lambda: dict(algo="bupo", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
                          num_generations=8, per_device_train_batch_size=8, epsilon=0.2, epsilon_high=0.2, internal_layer=None,
                          iterative_steps=30, internal_norm=False, prompt_format="boxed", logging_steps=1),
-    "cpu-demo": lambda: dict(num_generations=8, per_device_train_batch_size=8, gradient_accumulation_steps=2,
-                             max_completion_length=64, max_steps=200, learning_rate=5e-5, lr_scheduler_type="cosine",
-                             warmup_steps=0.05, beta=0.0, temperature=1.0, logging_steps=5, save_steps=50,
+    "cpu-demo": lambda: dict(num_generations=8, per_device_train_batch_size=64, gradient_accumulation_steps=1,
+                             max_completion_length=64, max_steps=200, learning_rate=5e-5, lr_scheduler_type="constant",
+                             warmup_steps=0, beta=0.0, temperature=1.0, logging_steps=5, save_steps=50,
                              use_cpu=True, bf16=False, gradient_checkpointing=False, dataloader_num_workers=0,
                              prompt_format="xml"),
 }
@@ -424,6 +469,7 @@ class OneShotTrainer(GRPOTrainer):
             raise OneShotError(f"{self._hooks['rollout'][0].name} samples its own rollouts; do not pass rollout_func")
         if reward_funcs is None and kwargs.get("environment_factory") is None:
             raise OneShotError("no reward: pass reward_funcs (a function, a list, a RewardStack or a preset name such as 'oneshot')")
+        check_run(args, model, train_dataset)
         reward_funcs, weights, names = _resolve_rewards(reward_funcs)
         if weights is not None and getattr(args, "reward_weights", None) is None:
             args = copy.copy(args); args.reward_weights = weights
@@ -500,6 +546,19 @@ def _calculate_rewards(self: OneShotTrainer, inputs, prompts, completions, compl
         warnings.warn(f"{count} reward(s) in this batch were NaN or infinite; they count as None (no reward). "
                       "Check your reward functions.", RuntimeWarning)
     return rewards
+
+@patch
+def _get_grad_norm(self: OneShotTrainer, model, grad_norm=None):
+    "The step's gradient norm; when it is not finite, drop the gradients so the optimizer skips the step."
+    grad_norm = GRPOTrainer._get_grad_norm(self, model, grad_norm=grad_norm)
+    skip = grad_norm is not None and not math.isfinite(float(grad_norm)) and not self.is_deepspeed_enabled
+    if skip:
+        for p in model.parameters(): p.grad = None # optimizers leave parameters without a gradient untouched
+        if self.accelerator.is_main_process:
+            warnings.warn(f"step {self.state.global_step + 1}: the gradient norm is {float(grad_norm)}; the optimizer "
+                          "skipped this step (check the rewards' scale and the learning rate)", RuntimeWarning)
+    self.record_metric("skipped_nonfinite_steps", float(skip))
+    return grad_norm
 
 @patch
 def _generate_and_score_completions(self: OneShotTrainer, inputs: list[dict]) -> dict:
@@ -640,7 +699,7 @@ def _log_completions_jsonl(self: OneShotTrainer, batch: dict):
         rewards = {name: _num(per_func[name][i]) for name in self.reward_func_names}
         given = [(w, r) for w, r in zip(weights, rewards.values()) if r is not None]
         records.append({"step": step, "prompt": _text(prompts[i]), "completion": _text(completions[i]),
-                        "reward": sum(w * r for w, r in given) if given else None, "rewards": rewards,
+                        "reward": _num(sum(w * r for w, r in given)) if given else None, "rewards": rewards,
                         "advantage": _num(advantages[i]), **{k: v[i] for k, v in fields.items()}})
     append_jsonl(self.completions_path, records)
 
@@ -651,6 +710,16 @@ def _checkpoint_step(checkpoint: str | Path) -> int:
     if state.exists(): return int(json.loads(state.read_text()).get("global_step", 0))
     try: return int(Path(checkpoint).name.rsplit("-", 1)[-1])
     except ValueError: raise OneShotError(f"{checkpoint} is not a checkpoint-N folder; pass one or resume_from_checkpoint=True") from None
+
+def last_complete_checkpoint(output_dir: str | Path, # a run's output folder
+                            ) -> Path | None:
+    "The newest `checkpoint-N` in `output_dir` that was saved completely (it has `trainer_state.json`); None if none."
+    folders = [p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir() and p.name.rsplit("-", 1)[-1].isdigit()]
+    folders.sort(key=lambda p: int(p.name.rsplit("-", 1)[-1]), reverse=True)
+    for p in folders:
+        if (p / "trainer_state.json").exists(): return p
+        warnings.warn(f"{p} is incomplete (no trainer_state.json: the run stopped while saving it); skipping it")
+    return None
 
 def truncate_jsonl_steps(path: str | Path, # a completions.jsonl file
                          last_step: int, # keep the records of steps <= last_step
@@ -676,8 +745,19 @@ def save_interrupt_checkpoint(self: OneShotTrainer) -> Path | None:
     "Save `checkpoint-<global step>` now (after an interruption); None when there is nothing to save."
     if self.state.global_step == 0 or self.optimizer is None: return None
     path = Path(self.args.output_dir) / f"checkpoint-{self.state.global_step}"
-    if not path.exists(): self._save_checkpoint(self.model_wrapped if self.model_wrapped is not None else self.model, trial=None)
+    if not (path / "trainer_state.json").exists(): # absent, or cut short by the interrupt while being saved
+        self._save_checkpoint(self.model_wrapped if self.model_wrapped is not None else self.model, trial=None)
     return path
+
+@patch
+def _purge_tensorboard_after(self: OneShotTrainer, step: int):
+    "Open the TensorBoard writer so that TensorBoard hides the events an earlier run logged after `step`."
+    from transformers.integrations import TensorBoardCallback
+    if not self.is_world_process_zero(): return
+    for cb in self.callback_handler.callbacks:
+        if isinstance(cb, TensorBoardCallback) and cb.tb_writer is None and cb._SummaryWriter is not None:
+            cb.tb_writer = cb._SummaryWriter(log_dir=cb.logging_dir or str(Path(self.args.output_dir) / "runs"),
+                                             purge_step=step + 1)
 
 @patch
 def train(self: OneShotTrainer,
@@ -688,7 +768,7 @@ def train(self: OneShotTrainer,
     "Train (see `transformers.Trainer.train`), keeping completions.jsonl consistent, saving on Ctrl-C and saving the final model."
     checkpoint = resume_from_checkpoint
     if checkpoint is True:
-        checkpoint = get_last_checkpoint(self.args.output_dir) if Path(self.args.output_dir).is_dir() else None
+        checkpoint = last_complete_checkpoint(self.args.output_dir) if Path(self.args.output_dir).is_dir() else None
         if checkpoint is None:
             raise OneShotError(f"resume_from_checkpoint=True but {self.args.output_dir} has no checkpoint-N folder; "
                                "train without resuming or pass a checkpoint path")
@@ -698,6 +778,7 @@ def train(self: OneShotTrainer,
     if self.accelerator.is_main_process and self._opt("log_completions_jsonl", False):
         dropped = truncate_jsonl_steps(self.completions_path, start)
         if dropped: warnings.warn(f"dropped {dropped} completion record(s) after step {start} from {self.completions_path}")
+    if start: self._purge_tensorboard_after(start)
     try:
         output = GRPOTrainer.train(self, resume_from_checkpoint=checkpoint or None, trial=trial, **kwargs)
     except KeyboardInterrupt:
