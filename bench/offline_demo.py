@@ -3,8 +3,8 @@
     python bench/offline_demo.py [--seeds 0 1 2] [--algo grpo] [--out bench/results/offline_demo.json] [-- extra train flags]
 
 Each seed runs the README's first command (`oneshot-reason train`, the embedded tiny model on synthetic problems) in a
-fresh process into `outputs/demo-<algo>-seed<N>`, then the held-out accuracy curve (from the run's TensorBoard reward
-scalars) and the summary are gathered into one small JSON file that the docs plot. Last line: JSON of the means.
+fresh process into `outputs/demo-<algo>-seed<N>`, then the held-out accuracy curve (`heldout.jsonl`, every `--eval-steps`), the
+sampled correctness from the TensorBoard logs and the summary are gathered into one small JSON file that the docs plot. Last line: JSON of the means.
 """
 import argparse, json, statistics, subprocess, sys, time
 from pathlib import Path
@@ -18,6 +18,7 @@ def main():
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "offline_demo.json")
     p.add_argument("extra", nargs="*", help="more `oneshot-reason train` flags (after --)")
     args = p.parse_args()
+    from oneshot_reason.core import read_jsonl
     from oneshot_reason.viz import read_scalars
     runs = []
     for seed in args.seeds:
@@ -28,14 +29,14 @@ def main():
         subprocess.run(cmd, check=True)
         summary = json.loads((out / "summary.json").read_text())
         summary["process_seconds"] = round(time.time() - start, 1)
-        try:
-            scalars = read_scalars(out)
-            reward = scalars[scalars.tag.str.endswith("train/reward")]
-            summary["reward_curve"] = [[int(s), float(v)] for s, v in zip(reward.step, reward.value)]
-        except Exception as e: # the curve is a nicety; the summary is what counts
-            summary["reward_curve"] = []; print(f"no reward curve for seed {seed}: {e}")
+        heldout = [[int(r["step"]), float(r["accuracy"])] for r in read_jsonl(out / "heldout.jsonl")] if (out / "heldout.jsonl").exists() else []
+        heldout = [h for h in heldout if 0 < h[0] < summary["steps"]] # the summary holds both ends
+        summary["heldout_curve"] = [[0, summary["accuracy_before"]], *heldout, [summary["steps"], summary["accuracy_after"]]]
+        scalars = read_scalars(out)
+        reward = scalars[scalars.tag.str.endswith("rewards/oneshot_correctness/mean")]
+        summary["correctness_curve"] = [[int(s), round(float(v), 4)] for s, v in zip(reward.step, reward.value)]
         runs.append(summary)
-        print(json.dumps({k: v for k, v in summary.items() if k != "reward_curve"}), flush=True)
+        print(json.dumps({k: v for k, v in summary.items() if k not in ("heldout_curve", "correctness_curve")}), flush=True)
     gain = [r["accuracy_after"] - r["accuracy_before"] for r in runs]
     result = {"algo": args.algo, "seeds": args.seeds, "runs": runs,
               "mean_accuracy_before": statistics.mean(r["accuracy_before"] for r in runs),

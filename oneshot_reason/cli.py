@@ -17,11 +17,11 @@ from typing import Any
 
 import yaml
 
-from .core import OneShotError, is_main_process, set_seed
+from .core import OneShotError, append_jsonl, is_main_process, set_seed
 
 # %% auto #0
-__all__ = ['ALGOS', 'FORMAT_REWARDS', 'ALGO_PRESETS', 'TrainOptions', 'load_options', 'run_train', 'run_eval', 'run_generate',
-           'build_parser', 'main']
+__all__ = ['ALGOS', 'FORMAT_REWARDS', 'ALGO_PRESETS', 'TrainOptions', 'load_options', 'heldout_callback', 'run_train', 'run_eval',
+           'run_generate', 'build_parser', 'main']
 
 # %% ../nbs/11_cli.ipynb #e4d58175
 ALGOS = ("grpo", "m3po", "luffy", "bupo")
@@ -44,6 +44,7 @@ class TrainOptions:
     lora: int | None = None # LoRA rank (alpha = 2 * rank); None trains all weights
     n_train: int = 2000 # synthetic training problems (offline demo)
     n_eval: int = 200 # held-out problems evaluated before and after (offline demo); 0 skips
+    eval_steps: int = 50 # also evaluate them every N training steps, into heldout.jsonl (offline demo); 0: only before/after
     internal_layer: int | None = None # BuPO: the layer whose policy is optimised first
     iterative_steps: int | None = None # BuPO: steps of the internal-layer phase
     trainer: dict = field(default_factory=dict) # any other OneShotConfig field
@@ -111,24 +112,51 @@ def _train_data(opts: TrainOptions):
     if name == "gsm8k": return data.load_gsm8k("train", format=opts.format), None
     return data.load_benchmark(name, format=opts.format), None
 
-def _accuracy(model, tokenizer, dataset, config, output_dir: Path) -> float:
-    "Greedy held-out accuracy, the same decoding before and after training."
+def _accuracy(model, tokenizer, dataset, config, output_dir: Path | None = None) -> float:
+    "Greedy held-out accuracy, the same decoding before, during and after training."
     from oneshot_reason.evaluate import evaluate
     result = evaluate(model, tokenizer, dataset, n_samples=1, temperature=0.0, max_new_tokens=config.max_completion_length,
-                      format=config.prompt_format, output_dir=output_dir)
+                      batch_size=64, format=config.prompt_format, output_dir=output_dir, seed=None, progress=False)
     return float(result.metrics["pass@1"])
+
+def heldout_callback(trainer, # the OneShotTrainer being trained
+                     dataset, # held-out problems with `prompt` and `answer`
+                     every: int, # evaluate every this many steps
+                    ):
+    "A callback: every `every` steps the greedy held-out accuracy, appended to `<output_dir>/heldout.jsonl` and to TensorBoard."
+    import torch
+    from transformers import TrainerCallback
+    from transformers.integrations import TensorBoardCallback
+    from oneshot_reason.trainer import truncate_jsonl_steps
+
+    class HeldoutAccuracy(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs): # a resumed run redoes the steps after its checkpoint
+            if state.is_world_process_zero: truncate_jsonl_steps(Path(args.output_dir) / "heldout.jsonl", state.global_step)
+        def on_step_end(self, args, state, control, **kwargs):
+            step = state.global_step
+            if not every or step % every or step >= state.max_steps: return # the last step is `accuracy_after`
+            with torch.random.fork_rng(devices=[]): # greedy decoding; the training RNG stream stays untouched
+                acc = _accuracy(trainer.model, trainer.processing_class, dataset, args)
+            trainer.model.train()
+            if not state.is_world_process_zero: return
+            append_jsonl(Path(args.output_dir) / "heldout.jsonl", {"step": step, "accuracy": acc})
+            for cb in trainer.callback_handler.callbacks:
+                if isinstance(cb, TensorBoardCallback) and cb.tb_writer is not None:
+                    cb.tb_writer.add_scalar("heldout/accuracy", acc, step); cb.tb_writer.flush()
+    return HeldoutAccuracy()
 
 def run_train(opts: TrainOptions, # what to train (see `load_options`)
              ) -> dict:
     "Train as `opts` says; returns the run summary (also written to `<output_dir>/summary.json`)."
     from oneshot_reason.models import load_policy
     from oneshot_reason.rewards import reward_preset
-    from oneshot_reason.trainer import OneShotTrainer
+    from oneshot_reason.trainer import OneShotTrainer, check_run
     start = time.time()
     set_seed(opts.seed)
     config = _trainer_config(opts)
     rewards = reward_preset(opts.reward_preset or FORMAT_REWARDS[opts.format])
     train, heldout = _train_data(opts)
+    check_run(config, opts.model or "tiny", train) # BuPO's layer, LUFFY's demonstrations: before the weights load
     model, tokenizer = load_policy(opts.model or "tiny", lora=opts.lora)
     out = Path(opts.output_dir)
     summary: dict[str, Any] = {"model": opts.model or "tiny", "algo": opts.algo, "format": opts.format, "seed": opts.seed,
@@ -139,6 +167,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     elif heldout is not None:
         summary.update(json.loads((out / "summary_before.json").read_text()))
     trainer = OneShotTrainer(model, rewards, args=config, train_dataset=train, processing_class=tokenizer)
+    if heldout is not None and opts.eval_steps: trainer.add_callback(heldout_callback(trainer, heldout, opts.eval_steps))
     trainer.train(resume_from_checkpoint=True if opts.resume else None)
     if heldout is not None:
         summary["accuracy_after"] = _accuracy(trainer.model, tokenizer, heldout, config, out / "eval_after")
@@ -207,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--iterative-steps", type=int, help="BuPO: steps of the internal-layer phase")
     t.add_argument("--n-train", type=int, help="synthetic training problems (offline demo)")
     t.add_argument("--n-eval", type=int, help="held-out problems evaluated before and after (offline demo; 0 skips)")
+    t.add_argument("--eval-steps", type=int, help="also evaluate them every N steps, into heldout.jsonl (offline demo; 0: only before/after)")
     e = sub.add_parser("eval", help="evaluate a model on a benchmark")
     e.add_argument("--model", default="tiny"); e.add_argument("--benchmark", default="gsm8k")
     e.add_argument("--data-path"); e.add_argument("--limit", type=int); e.add_argument("--n-samples", type=int, default=1)
@@ -251,7 +281,7 @@ def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
         print(f"oneshot-reason: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("oneshot-reason: interrupted (a checkpoint was saved where training had started)", file=sys.stderr)
+        print("oneshot-reason: interrupted; run the same command with --resume to continue from the newest checkpoint", file=sys.stderr)
         return 130
     return 0
 
