@@ -32,6 +32,7 @@ class TrainOptions:
     model: str | None = None # HF id or local path; None is the embedded `tiny` model
     dataset: str | None = None # 'gsm8k', 'synthetic', a benchmark name, or None (synthetic offline problems)
     data_path: str | None = None # a local .jsonl/.json/.parquet file instead of the Hub
+    demo_column: str | None = None # LUFFY: the column of `data_path` holding demonstrations (default: `target` when present)
     format: str = "xml" # prompt format: xml, hash, think, boxed
     reward_preset: str | None = None # reward stack; None picks the algorithm's usual one
     algo: str = "grpo" # grpo, m3po, luffy, bupo, or a '+' combination such as 'm3po+luffy'
@@ -81,6 +82,9 @@ def load_options(config: str | Path | None = None, # a YAML file of options (top
     opts.algo = _check_algo(opts.algo)
     if opts.data_path is not None and not Path(opts.data_path).exists():
         raise OneShotError(f"data file {opts.data_path!r} does not exist; check --data-path")
+    if opts.demo_column is not None and opts.data_path is None:
+        raise OneShotError("--demo-column names a column of a training file; pass the file with --data-path "
+                           "(synthetic problems bring their worked solutions as demonstrations already)")
     if not isinstance(opts.trainer, dict): raise OneShotError("`trainer:` in the config file must be a mapping of OneShotConfig fields")
     return opts
 
@@ -106,7 +110,8 @@ def _train_data(opts: TrainOptions):
         train = data.synthetic_problems(opts.n_train, seed=opts.seed, split="train", format=opts.format)
         heldout = data.synthetic_problems(opts.n_eval, seed=opts.seed, split="test", format=opts.format) if opts.n_eval else None
         return train, heldout
-    if opts.data_path is not None: return data.load_math_file(opts.data_path, format=opts.format), None
+    if opts.data_path is not None:
+        return data.load_math_file(opts.data_path, format=opts.format, demonstration_column=opts.demo_column), None
     name = (opts.dataset or "gsm8k").lower()
     if name == "synthetic": return data.synthetic_problems(opts.n_train, seed=opts.seed, split="train", format=opts.format), None
     if name == "gsm8k": return data.load_gsm8k("train", format=opts.format), None
@@ -224,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--model", help="HF id or local path (default: the embedded tiny model)")
     t.add_argument("--dataset", help="gsm8k, synthetic, or a benchmark name (default: synthetic problems)")
     t.add_argument("--data-path", help="a local .jsonl/.json/.parquet training file (GSM8K, verl, LUFFY or plain layout)")
+    t.add_argument("--demo-column", help="LUFFY: the column of --data-path holding demonstrations (default: `target` when present)")
     t.add_argument("--format", choices=["xml", "hash", "think", "boxed"], help="prompt format (default xml)")
     t.add_argument("--reward-preset", help="oneshot, tags, hash, willccbb, think, boxed (default: the format's)")
     t.add_argument("--algo", help="grpo, m3po, luffy, bupo, or a '+' combination (default grpo)")
