@@ -29,9 +29,10 @@ from fastcore.basics import patch
 from .core import OneShotError, append_jsonl
 
 # %% auto #0
-__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'PRESETS', 'TorchChunkedLogProb', 'install_logprob_fallback', 'TrainerMethod',
-           'register_method', 'known_methods', 'parse_algo', 'get_method', 'OneShotConfig', 'check_run',
-           'config_preset', 'OneShotTrainer', 'logps_from_hidden', 'last_complete_checkpoint', 'truncate_jsonl_steps']
+__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'PRESETS', 'TorchChunkedLogProb', 'DeviceLogProb', 'install_logprob_fallback',
+           'TrainerMethod', 'register_method', 'known_methods', 'parse_algo', 'get_method', 'OneShotConfig',
+           'check_run', 'config_preset', 'OneShotTrainer', 'logps_from_hidden', 'last_complete_checkpoint',
+           'truncate_jsonl_steps']
 
 # %% ../nbs/05_trainer.ipynb #d5fb84cb
 class TorchChunkedLogProb:
@@ -89,11 +90,22 @@ class TorchChunkedLogProb:
             res.append(x.bool() if name == "is_top1" else x if name == "entropy" else x.detach())
         return tuple(res)
 
+class DeviceLogProb:
+    "TRL's fused log-prob head by device: its Triton kernel (if any) for CUDA/XPU tensors, `TorchChunkedLogProb` otherwise."
+    def __init__(self, triton_kernel=None): self.triton_kernel = triton_kernel # TRL's `ChunkedLogProbFunction`, or None
+
+    def kernel_for(self, device_type: str): # 'cpu', 'cuda', 'mps', ...
+        return self.triton_kernel if self.triton_kernel is not None and device_type in ("cuda", "xpu") else TorchChunkedLogProb
+
+    def apply(self, hidden: torch.Tensor, *args, **kwargs) -> tuple:
+        return self.kernel_for(hidden.device.type).apply(hidden, *args, **kwargs)
+
 def install_logprob_fallback() -> bool:
-    "Put `TorchChunkedLogProb` in TRL where its Triton kernel is missing; True when it did."
+    "Route TRL's fused log-prob head through `DeviceLogProb`; True when it did, False when it already was."
     import trl.trainer.utils as trl_utils
-    if getattr(trl_utils, "_ChunkedLogProbFunction", None) is not None: return False
-    trl_utils._ChunkedLogProbFunction = TorchChunkedLogProb
+    current = getattr(trl_utils, "_ChunkedLogProbFunction", None)
+    if isinstance(current, DeviceLogProb): return False
+    trl_utils._ChunkedLogProbFunction = DeviceLogProb(current)
     return True
 
 install_logprob_fallback()
