@@ -17,16 +17,18 @@ Prints side-by-side tables; the last line is JSON:
 `{"speedup_vs_math_verify": x, "agreement": y, "oneshot_speedup_vs_math_verify": ..., "oneshot_agreement": ...,
 "latex_agreement": ..., "latex_n": ...}` (the first two for `check_answer` on part 1).
 
-    python bench/rewards.py [--problems 400] [--batch 64] [--seed 0] [--latex 170]
+    python bench/rewards.py [--problems 400] [--batch 64] [--seed 0] [--latex 170] [--out bench/results/rewards.json]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import logging
+import os
 import platform
 import random
 import re
+import sys
 import time
 
 from oneshot_reason.core import read_jsonl, shared_data_dir
@@ -222,6 +224,7 @@ def main():
     parser.add_argument("--batch", type=int, default=64, help="completions per reward call, as in a TRL step")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--latex", type=int, default=170, help="LaTeX pairs built from MATH-500 golds (0: hand-written only)")
+    parser.add_argument("--out", default=None, help="also write the results (with the machine's load) to this JSON file")
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # math-verify logs every unparsable string
     from math_verify import parse, verify
@@ -282,6 +285,12 @@ def main():
         result[key + "speedup_vs_math_verify"] = round(total_theirs / total, 1)
         result[key + "agreement"] = round(agreement, 4)
     result.update(latex_part(args.latex, args.seed))
+    if args.out:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+        with open(args.out, "w") as f:
+            json.dump({"command": "python bench/rewards.py " + " ".join(sys.argv[1:]), "source": source.split(",")[0],
+                       "machine": f"{platform.machine()}, {os.cpu_count()} cores, load average {load:.1f} while it ran"
+                       if load is not None else platform.machine(), **result}, f, indent=1)
     print(json.dumps(result))
 
 
