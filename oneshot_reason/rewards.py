@@ -362,6 +362,12 @@ except Exception:
 import logging
 logging.disable(logging.CRITICAL)
 from math_verify import parse, verify
+try:                                            # warm the LaTeX parser and sympy up, so the first question is quick
+    for gold, pred in [("$(x+1)^2$", "The answer is $\\boxed{x^2+2x+1}$."), ("$\\frac{\\sqrt{2}}{2}$", "$\\dfrac{1}{\\sqrt2}$"),
+                       ("$[0,1) \\cup \\{2\\}$", "$x \\geq \\sqrt{5}$"), ("$(1, 2)$", "$\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}$")]:
+        verify(parse(gold, parsing_timeout=None), parse(pred, parsing_timeout=None), timeout_seconds=None)
+except Exception:
+    pass
 out.write("ready\n"); out.flush()
 for line in sys.stdin:
     rid, ok = None, False
@@ -390,6 +396,7 @@ class _SymbolicWorker:
 
     def _reset(self):
         self.lock, self.proc, self.lines, self.owner, self.ready, self.asked = threading.Lock(), None, None, None, False, 0
+        self.was_ready = False  # has a worker of this process ever answered (the first start is the slow one)
 
     def _start(self):
         env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONIOENCODING="utf-8")
@@ -430,7 +437,7 @@ class _SymbolicWorker:
             raise _SymbolicTimeout("the math-verify worker is still starting")
         if line != "ready":
             self._stop(); raise _SymbolicTimeout("the math-verify worker did not start")
-        self.ready = True
+        self.ready = self.was_ready = True
 
     def ask(self, gold: str, pred: str, timeout: float) -> bool:
         "Does `pred` verify against `gold`? Raises `_SymbolicTimeout` after `timeout` seconds, waiting included."
@@ -829,6 +836,7 @@ def _think_match(text: str, reference: str) -> float:
     if len(parts) < 2 or not reference.strip(): return 0.0
     solution = parts[1][-THINK_TAIL_CHARS:]
     if not solution.strip() or _too_hard(reference) or _too_hard(solution, solution=True): return 0.0
+    if not _WORKER.was_ready: warm_up_grader()  # training: wait once for the first start, so no early reward is lost
     try: return float(_verify_cached("$" + reference + "$", solution, float(SYMBOLIC_REWARD_TIMEOUT)))
     except _SymbolicTimeout: return 0.0
 
