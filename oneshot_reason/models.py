@@ -33,6 +33,7 @@ from transformers import (AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, 
 from .core import OneShotError, default_dtype, get_device, set_seed
 from .data import (DIFFICULTIES, FORMATS, PromptFormat, build_prompt, extract_boxed_answer, extract_hash_answer,
                                   get_format, synthetic_problems)
+from .rewards import check_answer
 
 # %% auto #0
 __all__ = ['CHATML_TEMPLATE', 'LORA_TARGETS', 'LORA_DEFAULTS', 'TINY_SPECIAL_TOKENS', 'TINY_RECIPE', 'prepare_tokenizer',
@@ -384,7 +385,9 @@ def quick_eval(model: PreTrainedModel, # a causal LM
                              pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, **sampling)
         texts += tokenizer.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
     answers = [str(a).strip() for a in dataset["answer"] for _ in range(num_samples)]
-    return np.array([final_answer(t, format) == a for t, a in zip(texts, answers)]).reshape(len(dataset), num_samples)
+    found = [final_answer(t, format) for t in texts]  # the answer in the format asked for, graded like every accuracy
+    return np.array([f is not None and check_answer(f"<answer>\n{f}\n</answer>", a) for f, a in zip(found, answers)]
+                    ).reshape(len(dataset), num_samples)
 
 # %% ../nbs/03_models.ipynb #9ba42d1c
 TINY_RECIPE = dict(difficulty="easy", formats={"xml": 3, "hash": 1, "think": 1, "boxed": 1}, train_problems=16000, hasty=0.6,

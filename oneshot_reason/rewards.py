@@ -28,10 +28,10 @@ from .core import OneShotError, shared_data_dir
 # %% auto #0
 __all__ = ['MAX_SYMBOLIC_CHARS', 'SYMBOLIC_REWARD_TIMEOUT', 'THINK_TAIL_CHARS', 'REWARD_PRESETS', 'completion_text',
            'extract_xml_answer', 'extract_boxed', 'extract_answer', 'normalize_number', 'numeric_equal', 'exact_equal',
-           'symbolic_equal', 'answers_equal', 'check_answer', 'oneshot_correctness', 'oneshot_numeric', 'oneshot_xml',
-           'tags_correctness', 'tags_format', 'hash_correctness', 'willccbb_correctness', 'willccbb_int',
-           'willccbb_strict_format', 'willccbb_soft_format', 'willccbb_xmlcount', 'think_accuracy', 'boxed_accuracy',
-           'RewardStack', 'reward_preset']
+           'warm_up_grader', 'symbolic_equal', 'answers_equal', 'check_answer', 'oneshot_correctness',
+           'oneshot_numeric', 'oneshot_xml', 'tags_correctness', 'tags_format', 'hash_correctness',
+           'willccbb_correctness', 'willccbb_int', 'willccbb_strict_format', 'willccbb_soft_format',
+           'willccbb_xmlcount', 'think_accuracy', 'boxed_accuracy', 'RewardStack', 'reward_preset']
 
 # %% ../nbs/02_rewards.ipynb #b728bf62
 def _content_text(content: Any) -> str:
@@ -90,10 +90,23 @@ def extract_boxed(text: str, # a completion
     return None
 
 # %% ../nbs/02_rewards.ipynb #da334a03
+_CHAT_TOKENS = re.compile(r"<\|(?:im_end|im_start|endoftext|end_of_text|eot_id|eom_id|end|begin_of_text|start_header_id"
+                          r"|end_header_id)\|>|</s>|<eos>|<end_of_turn>|<start_of_turn>|<｜end▁of▁sentence｜>")
 _HASH_LINE = re.compile(r"[^\n]*")
 _ANSWER_PHRASE = re.compile(r"answer\s*(?:is|:)\s*:?", re.IGNORECASE)
+_FINAL_IS = re.compile(r"[^\n]{0,100}?\sis\b\s*:?\s*", re.IGNORECASE)
 _A_LINE = re.compile(r"\s*A\s*:\s*(.+)")
-_LAST_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+_LAST_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+(?![\d.,]\d))?")
+_BOX = re.compile(r"\\(?:boxed|fbox)(?![a-zA-Z])")
+_BOXED_SPACE_END = re.compile(r"[$\n]|\\boxed|\\fbox")
+_MAX_BOXES = 10  # a list answer of more boxes is read as its last ten
+_MATH_TOKEN = re.compile(r"\\\$|\$\$|\$|\\\(|\\\)|\\\[|\\\]|\n")
+_MATH_CLOSE = {"$$": "$$", "$": "$", "\\(": "\\)", "\\[": "\\]"}
+_DIGIT = re.compile(r"\d")
+
+def _without_chat_tokens(text: str) -> str:
+    "The text with chat-template special tokens (`<|im_end|>`, `</s>`, ...) replaced by newlines."
+    return _CHAT_TOKENS.sub("\n", text) if "<" in text else text
 
 def _hash_answer(text: str) -> str | None:
     i = text.rfind("####")
@@ -102,18 +115,79 @@ def _hash_answer(text: str) -> str | None:
     line = _HASH_LINE.match(rest).group().strip()
     return line or None
 
-def _phrase_answer(text: str) -> str | None:
-    last = None
-    for last in _ANSWER_PHRASE.finditer(text): pass
-    if last is None: return None
-    rest = text[last.end():].lstrip(" \t*")
+def _closing_braces(text: str) -> dict[int, int]:
+    "For every `{` that closes, the index of its `}` (one pass)."
+    stack, close = [], {}
+    for m in _BRACES.finditer(text):
+        if m.group() == "{": stack.append(m.start())
+        elif stack: close[stack.pop()] = m.start()
+    return close
+
+def _all_boxed(text: str) -> list[str]:
+    "The contents of every top-level `\\boxed{}` / `\\fbox{}` (and `\\boxed 5`), left to right, in linear time."
+    found, close, end = [], None, -1
+    for m in _BOX.finditer(text):
+        if m.start() < end: continue  # a box inside a box
+        k = m.end()
+        while k < len(text) and text[k] in " \t": k += 1
+        if k < len(text) and text[k] == "{":
+            if close is None: close = _closing_braces(text)
+            if k not in close: continue
+            end = close[k]
+            found.append(text[k + 1:end].strip())
+        elif k > m.end():  # `\boxed 5`: up to the end of the math, of the line, or the next box
+            content = _BOXED_SPACE_END.split(text[k:k + 200], maxsplit=1)[0].strip()
+            if content: found.append(content)
+    return [b for b in found if b][-_MAX_BOXES:]
+
+def _math_spans(text: str) -> list[tuple[int, int, str]]:
+    "(start, end, content) of the math spans `$..$`, `$$..$$`, `\\(..\\)`, `\\[..\\]` (inline ones end at a newline)."
+    spans, opened = [], None
+    for m in _MATH_TOKEN.finditer(text):
+        token = m.group()
+        if token == "\\$": continue
+        if opened is None:
+            if token in _MATH_CLOSE: opened = m
+        elif token == "\n":
+            if opened.group() in ("$", "\\("): opened = None
+        elif token == _MATH_CLOSE[opened.group()]:
+            spans.append((opened.start(), m.end(), text[opened.end():m.start()].strip()))
+            opened = None
+    return spans
+
+# %% ../nbs/02_rewards.ipynb #cd6c7c7c
+def _answer_at(rest: str) -> tuple[str | None, bool]:
+    "The answer that starts `rest`: a math span's content (and True), else the rest of the sentence (and False)."
+    rest = rest.lstrip(" \t*")
     for open_, close in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
         if rest.startswith(open_):
             end = rest.find(close, len(open_))
-            if end > 0: return rest[len(open_):end].strip() or None
+            if end > 0: return rest[len(open_):end].strip() or None, True
     line = rest.split("\n", 1)[0]
     sentence = re.split(r"\.(?:\s|$)", line, maxsplit=1)[0]
-    return sentence.strip().strip("*").strip().rstrip(".,;") or None
+    return sentence.strip().strip("*").strip().rstrip(".,;") or None, False
+
+def _final_answer(text: str) -> tuple[str | None, bool]:
+    "Minerva's 'Final Answer: The final answer is X. I hope it is correct.' and 'final answer: X'."
+    i = text.lower().rfind("final answer")
+    if i < 0: return None, False
+    rest = text[i + len("final answer"):]
+    m = _FINAL_IS.match(rest)
+    if m: return _answer_at(rest[m.end():])
+    m = re.match(r"[*\s]*:[*\s]*", rest)
+    return _answer_at(rest[m.end():]) if m else (None, False)
+
+def _phrase_answer(text: str) -> tuple[str | None, bool]:
+    last = None
+    for last in _ANSWER_PHRASE.finditer(text): pass
+    return (None, False) if last is None else _answer_at(text[last.end():])
+
+def _last_span(text: str) -> tuple[str | None, bool]:
+    "The last math span's content, when no digit follows it (else it is not the final answer)."
+    spans = _math_spans(text)
+    if not spans: return None, True
+    start, end, content = spans[-1]
+    return (content or None if not _DIGIT.search(text, end) else None), True
 
 def _a_line(text: str) -> str | None:
     stripped = text.rstrip()
@@ -125,16 +199,35 @@ def _last_number(text: str) -> str | None:
     for last in _LAST_NUMBER.finditer(text): pass
     return None if last is None else last.group().replace(",", "")
 
+@dataclass
+class _Found:
+    "Where a completion's final answer was found: its text, how it was found, and the part of the completion it is in."
+    answer: str # the answer as written
+    how: str # 'box', 'boxes', 'final', 'phrase', 'span', 'hash', 'line', 'tags' or 'number'
+    region: str # the `<answer>` content, or the whole text
+    math: bool # written inside LaTeX math (a box or a math span), where a bare letter is a variable
+
+def _find_answer(text: str) -> _Found | None:
+    region = extract_xml_answer(text)
+    if region is None: region = text
+    boxes = _all_boxed(region)
+    if boxes: return _Found(", ".join(boxes), "boxes" if len(boxes) > 1 else "box", region, True)
+    for how, find in (("final", _final_answer), ("phrase", _phrase_answer), ("span", _last_span)):
+        found, math = find(region)
+        if found: return _Found(found, how, region, math)
+    for how, find in (("hash", _hash_answer), ("line", _a_line)):
+        found = find(region)
+        if found: return _Found(found, how, region, False)
+    if region is not text: return _Found(region, "tags", region, False) if region else None
+    found = _last_number(region)
+    return _Found(found, "number", region, False) if found else None
+
 def extract_answer(text: str, # a completion (use `completion_text` first for chat messages)
                   ) -> str | None:
-    "The final answer of a completion: `<answer>` tags, `#### n`, the last `\\boxed{}`, 'the answer is', `A: n`, else the last number."
+    "The final answer: in `<answer>` tags if any, every `\\boxed{}`, 'final answer', 'the answer is', the last math span, `#### n`, `A: n`, the last number."
     if not text: return None
-    xml = extract_xml_answer(text)
-    if xml: return extract_boxed(xml) or _phrase_answer(xml) or xml
-    for find in (_hash_answer, extract_boxed, _phrase_answer, _a_line, _last_number):
-        found = find(text)
-        if found: return found
-    return None
+    found = _find_answer(_without_chat_tokens(text))
+    return None if found is None else found.answer
 
 # %% ../nbs/02_rewards.ipynb #0a7c63a7
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+"
@@ -269,6 +362,12 @@ except Exception:
 import logging
 logging.disable(logging.CRITICAL)
 from math_verify import parse, verify
+try:                                            # warm the LaTeX parser and sympy up, so the first question is quick
+    for gold, pred in [("$(x+1)^2$", "The answer is $\\boxed{x^2+2x+1}$."), ("$\\frac{\\sqrt{2}}{2}$", "$\\dfrac{1}{\\sqrt2}$"),
+                       ("$[0,1) \\cup \\{2\\}$", "$x \\geq \\sqrt{5}$"), ("$(1, 2)$", "$\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}$")]:
+        verify(parse(gold, parsing_timeout=None), parse(pred, parsing_timeout=None), timeout_seconds=None)
+except Exception:
+    pass
 out.write("ready\n"); out.flush()
 for line in sys.stdin:
     rid, ok = None, False
@@ -293,12 +392,11 @@ def _pump(stream, lines: queue.Queue) -> None:
 
 class _SymbolicWorker:
     "A persistent math-verify process answering (gold, prediction) questions under a hard time bound."
-    startup_timeout = 120.0  # importing sympy on a busy machine
-
     def __init__(self): self._reset()
 
     def _reset(self):
         self.lock, self.proc, self.lines, self.owner, self.ready, self.asked = threading.Lock(), None, None, None, False, 0
+        self.was_ready = False  # has a worker of this process ever answered (the first start is the slow one)
 
     def _start(self):
         env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONIOENCODING="utf-8")
@@ -320,23 +418,39 @@ class _SymbolicWorker:
         try: return self.lines.get(timeout=max(timeout, 0.0))
         except queue.Empty: return None
 
+    def warm(self, timeout: float) -> bool:
+        "Start the worker if needed and wait until it is ready, at most `timeout` seconds."
+        if not self.lock.acquire(timeout=max(timeout, 0.0)): return False
+        try:
+            self._ensure_ready(time.monotonic() + timeout)
+            return True
+        except _SymbolicTimeout: return False
+        finally: self.lock.release()
+
+    def _ensure_ready(self, deadline: float) -> None:
+        if self.proc is None or self.owner != os.getpid() or self.proc.poll() is not None:
+            if self.owner == os.getpid(): self._stop()
+            self._start()
+        if self.ready: return
+        line = self._read(deadline - time.monotonic())
+        if line is None and self.proc.poll() is None:  # still importing sympy: keep it starting for the next call
+            raise _SymbolicTimeout("the math-verify worker is still starting")
+        if line != "ready":
+            self._stop(); raise _SymbolicTimeout("the math-verify worker did not start")
+        self.ready = self.was_ready = True
+
     def ask(self, gold: str, pred: str, timeout: float) -> bool:
-        "Does `pred` verify against `gold`? Raises `_SymbolicTimeout` after `timeout` seconds."
-        with self.lock:
-            if self.proc is None or self.owner != os.getpid() or self.proc.poll() is not None:
-                if self.owner == os.getpid(): self._stop()
-                self._start()
-            if not self.ready:
-                if self._read(self.startup_timeout) != "ready":
-                    self._stop(); raise _SymbolicTimeout("the math-verify worker did not start")
-                self.ready = True
+        "Does `pred` verify against `gold`? Raises `_SymbolicTimeout` after `timeout` seconds, waiting included."
+        deadline = time.monotonic() + timeout
+        if not self.lock.acquire(timeout=max(timeout, 0.0)): raise _SymbolicTimeout("the math-verify worker is busy")
+        try:
+            self._ensure_ready(deadline)
             self.asked += 1
             try:
                 self.proc.stdin.write(json.dumps({"id": self.asked, "gold": gold, "pred": pred}) + "\n")
                 self.proc.stdin.flush()
             except (OSError, ValueError):
                 self._stop(); raise _SymbolicTimeout("the math-verify worker died") from None
-            deadline = time.monotonic() + timeout
             while True:
                 line = self._read(deadline - time.monotonic())
                 if line is None:  # overran (or died): kill it and warm a fresh one up in the background
@@ -345,6 +459,7 @@ class _SymbolicWorker:
                 try: reply = json.loads(line)
                 except ValueError: continue
                 if isinstance(reply, dict) and reply.get("id") == self.asked: return bool(reply.get("ok"))
+        finally: self.lock.release()
 
     def close(self):
         if self.owner == os.getpid(): self._stop()
@@ -353,10 +468,23 @@ _WORKER = _SymbolicWorker()
 atexit.register(_WORKER.close)
 if hasattr(os, "register_at_fork"): os.register_at_fork(after_in_child=_WORKER._reset)
 
-@lru_cache(maxsize=4096)
+_VERDICTS: dict[tuple[str, str], bool] = {}
+
 def _verify_cached(gold: str, pred: str, timeout: float) -> bool:
     "math-verify's verdict on (gold, pred), cached; a timeout raises, so it is never cached."
-    return _WORKER.ask(gold, pred, timeout)
+    key = (gold, pred)
+    if key in _VERDICTS: return _VERDICTS[key]
+    verdict = _WORKER.ask(gold, pred, timeout)
+    try:
+        if len(_VERDICTS) >= 4096: _VERDICTS.pop(next(iter(_VERDICTS)))
+    except (KeyError, StopIteration, RuntimeError): pass
+    _VERDICTS[key] = verdict
+    return verdict
+
+def warm_up_grader(timeout: float = 120.0, # seconds to wait for sympy's import in the worker
+                  ) -> bool:
+    "Start math-verify's worker process and wait until it answers; True when it is ready. Call once before grading."
+    return _WORKER.warm(timeout)
 
 # %% ../nbs/02_rewards.ipynb #27a80b2d
 MAX_SYMBOLIC_CHARS = 1000
@@ -374,7 +502,7 @@ def _too_hard(text: str, # an answer, or (with `solution=True`) a whole solution
 
 def symbolic_equal(a: Any, # the prediction: an answer in LaTeX or plain notation
                    b: Any, # the reference answer
-                   timeout: float = 3.0, # hard bound in seconds (kills math-verify's worker process when exceeded)
+                   timeout: float = 2.5, # hard bound in seconds (kills math-verify's worker process when exceeded)
                   ) -> bool:
     "True when math-verify proves `a` equal to `b` within `timeout` seconds; numbers are compared without sympy."
     if a is None or b is None: return False
@@ -405,7 +533,7 @@ def _canonical(text: str) -> str:
 
 def answers_equal(pred: Any, # an extracted answer
                   ref: Any, # the reference answer
-                  timeout: float = 3.0, # bound for the symbolic step, in seconds
+                  timeout: float = 2.5, # bound for the symbolic step, in seconds
                  ) -> bool:
     "True when two extracted answers are the same: as written, without presentation, as numbers, or symbolically."
     if pred is None or ref is None: return False
@@ -420,20 +548,80 @@ def answers_equal(pred: Any, # an extracted answer
     if x is not None and y is not None: return numeric_equal(x, y)
     return symbolic_equal(cp, cr, timeout=timeout)
 
+# %% ../nbs/02_rewards.ipynb #51e1429c
 def _reference_answer(reference: Any) -> str | None:
     if reference is None: return None
-    reference = str(reference)
+    reference = _without_chat_tokens(str(reference))
     if "####" in reference or "\\boxed" in reference or "\\fbox" in reference:
         return _hash_answer(reference) or extract_boxed(reference)
-    return reference.strip()
+    return reference.strip() or None
+
+_MATH_WORDS = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mbox)\s*\{[^{}]*\}|\\[a-zA-Z]+")
+_LETTER = re.compile(r"[a-zA-Z]")
+_NUMBER_BEFORE = re.compile(r"[\w.,^_/\\{}*+\-=(\[|!]")
+_NUMBER_AFTER = re.compile(r"[\w^_/\\{}*+\-(\[!%]|[.,]\d")
+_MATH_AFTER = re.compile(r"[\d$\\^_{}=+*/<>]")
+_PREDICTION_CHARS = 4000
+
+def _plain_number(answer: str | None, math: bool) -> Fraction | None:
+    "The value of an answer that is a plain number; inside LaTeX math (`math`) a bare letter is a variable, not a unit."
+    if answer is None or "%" in answer: return None
+    if math and _LETTER.search(_MATH_WORDS.sub(" ", answer)): return None
+    return _parse_number(answer)
+
+_CLAUSE_END = re.compile(r"\s+(?:because|since|as|so|which|when|where|if|for|after|given|using|then|thus|hence)\b|,\s|;|\s\(")
+_WORD_LISTS = re.compile(r"\s+(or|and)\s+")  # `2 or 3` is two answers, not 2 * o * r * 3
+_MARKUP = re.compile(r"\$|\\\(|\\\[|\\boxed|\\fbox")
+
+def _short_answer(found: _Found) -> str:
+    "A text answer up to where an explanation starts ('5 because 2+3=5' -> '5'); an answer in LaTeX math stays whole."
+    if found.math or found.how in ("number", "tags", "hash"): return found.answer
+    return _CLAUSE_END.split(found.answer, maxsplit=1)[0].strip()
+
+def _fast_candidate(found: _Found) -> Fraction | None:
+    "The plain number `found` is, when it is one and math-verify would read the same number; else None."
+    if found.how == "boxes": return None
+    if found.how == "number":  # only a number standing alone at the very end, never one inside an expression
+        tail = found.region[-200:]
+        last = None
+        for last in _LAST_NUMBER.finditer(tail): pass
+        if last is None or _MATH_AFTER.search(tail, last.end()): return None
+        before, after = tail[last.start() - 1:last.start()], tail[last.end():last.end() + 2]
+        if _NUMBER_BEFORE.fullmatch(before or " ") or _NUMBER_AFTER.match(after): return None
+        return _parse_number(last.group())
+    answer = _short_answer(found)
+    return _plain_number(answer, math=found.math or any(c in answer for c in "$\\^{}"))
+
+# %% ../nbs/02_rewards.ipynb #0f253b25
+def _math_verify_prediction(found: _Found | None, text: str) -> tuple[str, bool]:
+    "What math-verify reads (the completion's tail, the `<answer>` content, or the answer itself), and if it is boxed."
+    if found is None or found.how == "number": return text[-_PREDICTION_CHARS:], False
+    if found.math or _MARKUP.search(found.answer): return found.region[-_PREDICTION_CHARS:], False
+    answer = _short_answer(found)  # in words: box it when it is short and has a number, so `2k` is read whole
+    if found.how in ("hash", "tags") or (_DIGIT.search(answer) and len(answer.split()) <= 6):
+        return "\\boxed{" + _WORD_LISTS.sub(r" \\text{ \1 } ", answer) + "}", True
+    return found.region[-_PREDICTION_CHARS:], False
 
 def check_answer(completion: Any, # a completion: text or chat messages
                  reference: Any, # the reference answer (or a full solution ending in `#### n` / `\boxed{}`)
-                 timeout: float = 3.0, # bound for the symbolic step, in seconds
+                 timeout: float = 2.5, # bound on the whole call, in seconds (math-verify's worker is killed past it)
                 ) -> bool:
-    "The lenient grader used by evaluation: is the final answer of `completion` the reference answer?"
-    try: return answers_equal(extract_answer(completion_text(completion)), _reference_answer(reference), timeout)
-    except Exception: return False
+    "The grader behind every accuracy the package reports: plain numbers compared here, everything else by math-verify."
+    start = time.monotonic()
+    try:
+        ref = _reference_answer(reference)
+        text = _without_chat_tokens(completion_text(completion))
+        if not ref or not text.strip(): return False
+        found = _find_answer(text)
+        gold = _plain_number(ref, math=True)
+        if gold is not None and found is not None and (value := _fast_candidate(found)) is not None:
+            return numeric_equal(value, gold)
+        if found is not None and found.how != "number" and len(found.answer) < 1000 and exact_equal(found.answer, ref):
+            return True
+        pred, boxed = _math_verify_prediction(found, text)
+        if _too_hard(ref) or _too_hard(pred, solution=not boxed): return False
+        return _verify_cached("\\boxed{" + ref + "}", pred, timeout - (time.monotonic() - start))
+    except Exception: return False  # _SymbolicTimeout included: no verdict in time is a wrong answer
 
 # %% ../nbs/02_rewards.ipynb #529246a2
 def _references(answer: Any, kwargs: dict, completions: Sequence, name: str) -> list[str | None]:
@@ -489,7 +677,7 @@ def _oneshot_match(text: str, reference: str) -> float:
 
 def oneshot_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                         **kwargs) -> list[float | None]:
-    "OneShotGRPO correctness: 1.0 when the `<answer>` (or `#### n`) equals the reference, numerically within 1e-6."
+    "OneShotGRPO's own rule, kept as its reward (accuracy uses `check_answer`): 1.0 when the `<answer>` (or `#### n`) equals the reference, numerically within 1e-6."
     return _score_each(_oneshot_match, completions, _references(answer, kwargs, completions, "oneshot_correctness"))
 
 def oneshot_numeric(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
@@ -526,7 +714,7 @@ def _tags_match(text: str, reference: str) -> float:
 
 def tags_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                      **kwargs) -> list[float | None]:
-    "GRPO+M3PO loop correctness: 2.0 for the exact reference in `<answer>`, 1.5 for the same single number, else 0."
+    "The GRPO+M3PO loop's own rule, kept as its reward (accuracy uses `check_answer`): 2.0 for the exact reference in `<answer>`, 1.5 for the same single number, else 0."
     return _score_each(_tags_match, completions, _references(answer, kwargs, completions, "tags_correctness"))
 
 def tags_format(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
@@ -568,7 +756,7 @@ def _hash_match(text: str, reference: str) -> float:
 
 def hash_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                      **kwargs) -> list[float | None]:
-    "H3PO/M3PO: 1.0 when the completion has exactly one `####` and the number after it is the reference, else 0."
+    "H3PO/M3PO's own rule, kept as its reward (accuracy uses `check_answer`): 1.0 when there is exactly one `####` and the number after it is the reference."
     return _score_each(_hash_match, completions, _references(answer, kwargs, completions, "hash_correctness"))
 
 # %% ../nbs/02_rewards.ipynb #04e5809e
@@ -615,7 +803,7 @@ def _count_xml(text: str) -> float:
 
 def willccbb_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                          **kwargs) -> list[float | None]:
-    "willccbb: 2.0 when the `<answer>` text equals the reference exactly."
+    "willccbb's own rule, kept as its reward (accuracy uses `check_answer`): 2.0 when the `<answer>` text equals the reference exactly."
     return _score_each(lambda text, ref: 2.0 if _willccbb_answer(text) == ref else 0.0, completions,
                        _references(answer, kwargs, completions, "willccbb_correctness"))
 
@@ -648,12 +836,13 @@ def _think_match(text: str, reference: str) -> float:
     if len(parts) < 2 or not reference.strip(): return 0.0
     solution = parts[1][-THINK_TAIL_CHARS:]
     if not solution.strip() or _too_hard(reference) or _too_hard(solution, solution=True): return 0.0
+    if not _WORKER.was_ready: warm_up_grader()  # training: wait once for the first start, so no early reward is lost
     try: return float(_verify_cached("$" + reference + "$", solution, float(SYMBOLIC_REWARD_TIMEOUT)))
     except _SymbolicTimeout: return 0.0
 
 def think_accuracy(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                    **kwargs) -> list[float | None]:
-    "LUFFY: 1.0 when the text after `</think>` verifies against the reference with math-verify, else 0.0."
+    "LUFFY's own rule, kept as its reward (accuracy uses `check_answer`): 1.0 when the text after `</think>` verifies against the reference with math-verify."
     return _score_each(_think_match, completions, _references(answer, kwargs, completions, "think_accuracy"))
 
 # %% ../nbs/02_rewards.ipynb #63ab34af
@@ -724,7 +913,7 @@ def _boxed_match(text: str, reference: str) -> float:
 
 def boxed_accuracy(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                    **kwargs) -> list[float | None]:
-    "BuPO/verl math: 1.0 when the last `\\boxed{}` equals the reference after Hendrycks normalisation, else 0.0."
+    "BuPO/verl's own rule, kept as its reward (accuracy uses `check_answer`): 1.0 when the last `\\boxed{}` equals the reference after Hendrycks normalisation."
     return _score_each(_boxed_match, completions, _references(answer, kwargs, completions, "boxed_accuracy"))
 
 # %% ../nbs/02_rewards.ipynb #5692353e
