@@ -49,7 +49,7 @@ class TrainOptions:
     reward_preset: str | None = _opt(None, "reward stack: {reward_presets} (default: the prompt format's)")
     algo: str = _opt("grpo", "grpo or {methods}, or several joined with '+' (e.g. m3po+luffy)")
     preset: str | None = _opt(None, "trainer preset: {presets} (default: cpu-demo for the offline demo, else the method's)")
-    max_steps: int | None = _opt(None, "optimisation steps, >= 1 (default: the preset's; 200 for the offline demo)")
+    max_steps: int | None = _opt(None, "optimisation steps, >= 1 (default: the preset's; {demo_steps} for the offline demo)")
     save_steps: int | None = _opt(None, "save a checkpoint every N steps, >= 1 (default: the preset's)")
     seed: int = _opt(0, "one seed for data order, sampling and initialisation")
     output_dir: str = _opt("outputs/run", "the run's folder: checkpoints, logs, completions.jsonl, final/, summary.json (one run per folder)")
@@ -157,7 +157,8 @@ def _choices() -> dict[str, list[str]]:
     from oneshot_reason.rewards import REWARD_PRESETS
     from oneshot_reason.trainer import PRESETS, known_methods
     return {"format": list(FORMATS), "reward_preset": list(REWARD_PRESETS), "preset": list(PRESETS),
-            "methods": known_methods(), "dataset": ["synthetic", "gsm8k", *[b for b in BENCHMARKS if b != "gsm8k"]]}
+            "methods": known_methods(), "dataset": ["synthetic", "gsm8k", *[b for b in BENCHMARKS if b != "gsm8k"]],
+            "demo_steps": PRESETS["cpu-demo"]().get("max_steps")}
 
 def _check_choices(opts: TrainOptions) -> None:
     "Refuse names that no registry knows (with the nearest known name)."
@@ -333,6 +334,7 @@ def prepare_run_dir(opts: TrainOptions, # the run's options
     "The checkpoint to resume from (None: a fresh run); refuses what would mix or drop another run's files."
     out = Path(opts.output_dir).expanduser()
     found = run_files(out)
+    if found == [out / "run.json"]: found = [] # a run that stopped before writing anything else: nothing to lose
     folder = _setting(opts, "output_dir", opts.output_dir)
     if opts.resume:
         points = _checkpoints(out)
@@ -699,6 +701,9 @@ def eval_text(summary: dict) -> str:
              f"model {summary['model']}, {summary['seconds']:.1f} s"]
     lines += [f"  {name:<8} {summary['counts'][name]:>18}  ({value:.1%})" for name, value in summary["metrics"].items()]
     lines.append("wrote " + " and ".join(summary["files"]))
+    run = Path(summary["files"][0]).parent.parent
+    if Path(summary["files"][0]).parent.name == "eval" and (run / "run.json").is_file():
+        lines.append(f"the run's report shows it: oneshot-reason report --run-dir {run}")
     return "\n".join(lines)
 
 def run_generate(question: str, # the problem to solve
@@ -726,7 +731,7 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if "{" in text:
             c = _choices()
             text = text.format(formats=", ".join(c["format"]), methods=", ".join(c["methods"]), presets=", ".join(c["preset"]),
-                               reward_presets=", ".join(c["reward_preset"]))
+                               reward_presets=", ".join(c["reward_preset"]), demo_steps=c["demo_steps"])
         if action.default is None or action.default is argparse.SUPPRESS or "(default" in text: return text
         return text + " (default: %(default)s)"
 
