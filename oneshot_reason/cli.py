@@ -175,7 +175,7 @@ def _check_choices(opts: TrainOptions) -> None:
     except OneShotError as e:
         names = ["grpo", *choices["methods"]]
         bad = next((p for p in str(opts.algo).lower().split("+") if p.strip() not in names), "")
-        what = f"unknown algorithm {bad.strip()!r}; choose grpo or {', '.join(choices['methods'])}, joined with '+' to combine them" if bad.strip() else str(e)
+        what = f"unknown algorithm {bad.strip()!r}; choose grpo or {', '.join(choices['methods'])}, joined with '+' to combine them" if bad.strip() else re.sub(r"^algo=\S+ ", "", str(e))
         raise _refuse(opts, "algo", opts.algo, what + _did_you_mean(bad.strip(), names)) from None
 
 def _check_trainer_fields(opts: TrainOptions) -> None:
