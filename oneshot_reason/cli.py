@@ -8,7 +8,11 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/cli.html.md"""
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import os
+import re
+import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
@@ -20,88 +24,413 @@ import yaml
 from .core import OneShotError, append_jsonl, is_main_process, set_seed
 
 # %% auto #0
-__all__ = ['ALGOS', 'FORMAT_REWARDS', 'ALGO_PRESETS', 'TrainOptions', 'load_options', 'heldout_callback', 'run_train', 'run_eval',
-           'run_generate', 'build_parser', 'main']
+__all__ = ['RUN_FILES', 'MANIFEST_STEPS', 'FORMAT_REWARDS', 'ALGO_PRESETS', 'TrainOptions', 'SettingError', 'load_options',
+           'check_options', 'run_files', 'run_manifest', 'manifest_differences', 'prepare_run_dir', 'clear_run',
+           'check_offline', 'Console', 'step_line', 'console_callback', 'heldout_callback', 'summary_text', 'run_train',
+           'eval_output_dir', 'metric_counts', 'run_eval', 'eval_text', 'run_generate', 'build_parser', 'cli_words',
+           'main']
 
 # %% ../nbs/11_cli.ipynb #e4d58175
-ALGOS = ("grpo", "m3po", "luffy", "bupo")
+def _opt(default, help: str, factory=None):
+    "A `TrainOptions` field: its default and the help text of its flag."
+    if factory is not None: return field(default_factory=factory, metadata={"help": help})
+    return field(default=default, metadata={"help": help})
 
 @dataclass
 class TrainOptions:
     "Everything `oneshot-reason train` needs; the defaults are the offline demo."
-    model: str | None = None # HF id or local path; None is the embedded `tiny` model
-    dataset: str | None = None # 'gsm8k', 'synthetic', a benchmark name, or None (synthetic offline problems)
-    data_path: str | None = None # a local .jsonl/.json/.parquet file instead of the Hub
-    demo_column: str | None = None # LUFFY: the column of `data_path` holding demonstrations (default: `target` when present)
-    format: str = "xml" # prompt format: xml, hash, think, boxed
-    reward_preset: str | None = None # reward stack; None picks the algorithm's usual one
-    algo: str = "grpo" # grpo, m3po, luffy, bupo, or a '+' combination such as 'm3po+luffy'
-    preset: str | None = None # trainer preset (oneshot, m3po, luffy, bupo, cpu-demo); None picks one
-    max_steps: int | None = None # optimisation steps; None keeps the preset's
-    save_steps: int | None = None # checkpoint every N steps; None keeps the preset's
-    seed: int = 0 # one seed for data order, sampling and initialisation
-    output_dir: str = "outputs/run" # checkpoints, logs, completions.jsonl, final/, summary.json
-    resume: bool = False # continue from the newest checkpoint-N in output_dir
-    lora: int | None = None # LoRA rank (alpha = 2 * rank); None trains all weights
-    n_train: int = 2000 # synthetic training problems (offline demo)
-    n_eval: int = 200 # held-out problems evaluated before and after (offline demo); 0 skips
-    eval_steps: int = 50 # also evaluate them every N training steps, into heldout.jsonl (offline demo); 0: only before/after
-    internal_layer: int | None = None # BuPO: the layer whose policy is optimised first
-    iterative_steps: int | None = None # BuPO: steps of the internal-layer phase
-    trainer: dict = field(default_factory=dict) # any other OneShotConfig field
+    model: str | None = _opt(None, "HF id or local folder (default: the embedded offline model 'tiny')")
+    dataset: str | None = _opt(None, "gsm8k, synthetic, or a benchmark name (default: synthetic problems; gsm8k with --model)")
+    data_path: str | None = _opt(None, "a local .jsonl/.json/.parquet/.csv training file (GSM8K, verl, LUFFY or plain layout)")
+    question_column: str | None = _opt(None, "the column of --data-path holding the questions (default: detected)")
+    answer_column: str | None = _opt(None, "the column of --data-path holding the reference answers (default: detected)")
+    demo_column: str | None = _opt(None, "LUFFY: the column of --data-path holding demonstrations (default: `target` when present)")
+    format: str = _opt("xml", "prompt format: {formats}")
+    reward_preset: str | None = _opt(None, "reward stack: {reward_presets} (default: the prompt format's)")
+    algo: str = _opt("grpo", "grpo or {methods}, or several joined with '+' (e.g. m3po+luffy)")
+    preset: str | None = _opt(None, "trainer preset: {presets} (default: cpu-demo for the offline demo, else the method's)")
+    max_steps: int | None = _opt(None, "optimisation steps, >= 1 (default: the preset's; {demo_steps} for the offline demo)")
+    save_steps: int | None = _opt(None, "save a checkpoint every N steps, >= 1 (default: the preset's)")
+    seed: int = _opt(0, "one seed for data order, sampling and initialisation")
+    output_dir: str = _opt("outputs/run", "the run's folder: checkpoints, logs, completions.jsonl, final/, summary.json (one run per folder)")
+    resume: bool = _opt(False, "continue the run in --output-dir from its newest checkpoint (with the same settings)")
+    overwrite: bool = _opt(False, "delete the run in --output-dir (checkpoints, logs, results) and start afresh")
+    lora: int | None = _opt(None, "LoRA rank, >= 1 (alpha = 2 x rank) (default: all weights are trained)")
+    n_train: int = _opt(2000, "synthetic training problems (offline demo)")
+    n_eval: int = _opt(200, "held-out problems evaluated before and after training (offline demo; 0 skips)")
+    eval_steps: int = _opt(50, "also evaluate them every N steps, into heldout.jsonl (offline demo; 0: only before and after)")
+    internal_layer: int | None = _opt(None, "BuPO: the layer whose policy is optimised first (default: BuPO's choice)")
+    iterative_steps: int | None = _opt(None, "BuPO: steps of the internal-layer phase (default: the preset's, 30)")
+    trainer: dict = _opt(None, "any other OneShotConfig field (YAML only)", factory=dict)
 
     @property
     def offline_demo(self) -> bool: return self.model in (None, "tiny") and self.dataset in (None, "synthetic") and not self.data_path
 
 # %% ../nbs/11_cli.ipynb #3aba19f0
-def _check_algo(algo: str) -> str:
-    parts = [p.strip().lower() for p in str(algo).split("+") if p.strip()]
-    bad = [p for p in parts if p not in ALGOS]
-    if not parts or bad:
-        raise OneShotError(f"unknown algorithm {algo!r}; use one of {', '.join(ALGOS)} (or combine methods with '+', e.g. m3po+luffy)")
-    return "+".join(parts)
+class SettingError(OneShotError):
+    "A refused setting, already named in the words of the interface the user is in."
 
+def _flag(key: str) -> str: return "--" + key.replace("_", "-")
+
+def _setting(opts, key: str, value: Any = None, show_value: bool = True) -> str:
+    "How the user wrote setting `key` (with `value`): a flag, a key of their YAML file, or a Python argument."
+    source = getattr(opts, "_sources", {}).get(key.split(".")[0], getattr(opts, "_interface", "python"))
+    shown = repr(value) if source == "python" else value
+    if source == "yaml":
+        name = key if "." not in key else "trainer: " + key.split(".", 1)[1]
+        return f"{name}: {shown} (in {opts._config_path})" if show_value else f"{name} (in {opts._config_path})"
+    if source == "cli" and "." not in key:
+        if isinstance(value, bool) or not show_value: return _flag(key)
+        return f"{_flag(key)} {shown}"
+    if "." in key: name = f"trainer[{key.split('.', 1)[1]!r}]"
+    else: name = key
+    return f"{name}={shown}" if show_value else f"{name}="
+
+def _refuse(opts, key: str, value: Any, accepted: str) -> OneShotError:
+    "The one-line error for a refused setting: the setting as the user wrote it, then what is accepted."
+    return SettingError(f"{_setting(opts, key, value)}: {accepted}")
+
+def _did_you_mean(name: str, candidates) -> str:
+    close = difflib.get_close_matches(str(name), list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+# %% ../nbs/11_cli.ipynb #5fec2544
+def _kind(annotation) -> str:
+    "'bool', 'int', 'float', 'str' or 'other' for a dataclass field's type (a type or its string)."
+    text = annotation if isinstance(annotation, str) else annotation.__name__ if isinstance(annotation, type) else str(annotation)
+    parts = {p.strip().split(".")[-1] for p in re.split(r"[|\[\],]", text) if p.strip()} - {"None", "NoneType", "Optional"}
+    if parts in ({"float"}, {"float", "int"}): return "float"
+    return next(iter(parts)) if len(parts) == 1 and parts <= {"bool", "int", "str"} else "other"
+
+_KIND_WORDS = {"int": "a whole number", "float": "a number (e.g. 1e-5)", "bool": "true or false", "str": "text"}
+
+def _convert(value: Any, kind: str) -> Any:
+    "`value` as `kind`; raises ValueError when it is not one."
+    if value is None or kind == "other": return value
+    if kind == "bool":
+        if isinstance(value, bool): return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no"): return value.lower() in ("true", "yes")
+        raise ValueError
+    if isinstance(value, bool): raise ValueError
+    if kind == "float":
+        if isinstance(value, (int, float)): return float(value)
+        if isinstance(value, str): return float(value.strip())
+        raise ValueError
+    if kind == "int":
+        if isinstance(value, int): return value
+        number = float(value.strip()) if isinstance(value, str) else value if isinstance(value, float) else None
+        if number is None or not float(number).is_integer(): raise ValueError
+        return int(number)
+    if kind == "str":
+        if isinstance(value, str): return value
+        if isinstance(value, (int, float)): return str(value) # e.g. `model: 7` or a column named 1
+        raise ValueError
+    return value
+
+# %% ../nbs/11_cli.ipynb #e24e22a4
+_RANGES = {"max_steps": 1, "save_steps": 1, "seed": 0, "lora": 1, "n_train": 1, "n_eval": 0, "eval_steps": 0,
+           "internal_layer": 0, "iterative_steps": 0} # the smallest accepted value of each number
+_TRAINER_RANGES = {"max_steps": (1, "a whole number >= 1 (steps; for epochs leave max_steps unset and set num_train_epochs)"),
+                   "save_steps": (1, "a number >= 1"), "per_device_train_batch_size": (1, "a whole number >= 1"),
+                   "gradient_accumulation_steps": (1, "a whole number >= 1"), "num_generations": (2, "a whole number >= 2"),
+                   "max_completion_length": (1, "a whole number >= 1"), "learning_rate": (1e-300, "a number > 0 (e.g. 1e-5)"),
+                   "logging_steps": (1e-300, "a number > 0"), "temperature": (1e-300, "a number > 0")}
+
+def _check_values(opts: TrainOptions) -> None:
+    "Convert each option to its field's type and check its range; one line naming the setting on the first bad one."
+    for f in fields(TrainOptions):
+        if f.name == "trainer": continue
+        value, kind = getattr(opts, f.name), _kind(f.type)
+        try: value = _convert(value, kind)
+        except (ValueError, TypeError, AttributeError):
+            raise _refuse(opts, f.name, value, f"expected {_KIND_WORDS[kind]}" + (f" >= {_RANGES[f.name]}" if f.name in _RANGES else "")) from None
+        if value is None and "None" not in str(f.type): raise _refuse(opts, f.name, value, f"expected {_KIND_WORDS[kind]}")
+        if f.name in _RANGES and value is not None and value < _RANGES[f.name]:
+            raise _refuse(opts, f.name, value, f"expected a whole number >= {_RANGES[f.name]}")
+        setattr(opts, f.name, value)
+    if not isinstance(opts.trainer, dict): raise _refuse(opts, "trainer", opts.trainer, "expected a mapping of OneShotConfig fields")
+
+# %% ../nbs/11_cli.ipynb #8e2b6ecf
+def _choices() -> dict[str, list[str]]:
+    "The accepted values of the options that name something, from the package's registries."
+    from oneshot_reason.data import BENCHMARKS, FORMATS
+    from oneshot_reason.rewards import REWARD_PRESETS
+    from oneshot_reason.trainer import PRESETS, known_methods
+    return {"format": list(FORMATS), "reward_preset": list(REWARD_PRESETS), "preset": list(PRESETS),
+            "methods": known_methods(), "dataset": ["synthetic", "gsm8k", *[b for b in BENCHMARKS if b != "gsm8k"]],
+            "demo_steps": PRESETS["cpu-demo"]().get("max_steps")}
+
+def _check_choices(opts: TrainOptions) -> None:
+    "Refuse names that no registry knows (with the nearest known name)."
+    from oneshot_reason.trainer import parse_algo
+    choices = _choices()
+    for key in ("format", "reward_preset", "preset", "dataset"):
+        value = getattr(opts, key)
+        if value is None: continue
+        if key == "dataset": value = opts.dataset = value.lower()
+        if value not in choices[key]:
+            raise _refuse(opts, key, value, f"unknown {key.replace('_', ' ')}; choose one of {', '.join(choices[key])}"
+                          + _did_you_mean(value, choices[key]))
+    try: opts.algo = "+".join(parse_algo(opts.algo)) or "grpo"
+    except OneShotError as e:
+        names = ["grpo", *choices["methods"]]
+        bad = next((p for p in str(opts.algo).lower().split("+") if p.strip() not in names), "")
+        what = f"unknown algorithm {bad.strip()!r}; choose grpo or {', '.join(choices['methods'])}, joined with '+' to combine them" if bad.strip() else re.sub(r"^algo=\S+ ", "", str(e))
+        raise _refuse(opts, "algo", opts.algo, what + _did_you_mean(bad.strip(), names)) from None
+
+def _check_trainer_fields(opts: TrainOptions) -> None:
+    "The `trainer:` mapping: known OneShotConfig fields (else the nearest name), values of their types and ranges."
+    from oneshot_reason.trainer import OneShotConfig
+    known = {f.name: f for f in fields(OneShotConfig)}
+    for key, value in list(opts.trainer.items()):
+        if key not in known:
+            raise SettingError(f"{_setting(opts, 'trainer.' + key, show_value=False)}: {key!r} is not an OneShotConfig field"
+                               + (_did_you_mean(key, known) or "; see OneShotConfig for the fields"))
+        kind = _kind(known[key].type)
+        try: value = _convert(value, kind)
+        except (ValueError, TypeError, AttributeError): raise _refuse(opts, f"trainer.{key}", value, f"expected {_KIND_WORDS[kind]}") from None
+        if key in _TRAINER_RANGES and value is not None and value < _TRAINER_RANGES[key][0]:
+            raise _refuse(opts, f"trainer.{key}", value, f"expected {_TRAINER_RANGES[key][1]}")
+        opts.trainer[key] = value
+
+# %% ../nbs/11_cli.ipynb #63560cdb
+def _check_paths(opts: TrainOptions) -> None:
+    "Paths that must exist (or must not be files), and the options that need `data_path`."
+    if opts.data_path is not None and not Path(opts.data_path).expanduser().is_file():
+        what = "is a folder" if Path(opts.data_path).expanduser().is_dir() else "does not exist"
+        raise _refuse(opts, "data_path", opts.data_path, f"the file {what}; pass a .jsonl, .json, .parquet or .csv file")
+    if Path(opts.output_dir).expanduser().is_file():
+        raise _refuse(opts, "output_dir", opts.output_dir, "is a file; the run needs a folder (new, or holding this run)")
+    for key in ("question_column", "answer_column", "demo_column"):
+        if getattr(opts, key) is not None and opts.data_path is None:
+            extra = " (synthetic problems bring their worked solutions as demonstrations already)" if key == "demo_column" else ""
+            raise SettingError(f"{_setting(opts, key, getattr(opts, key))}: names a column of a training file; "
+                               f"pass the file with {_setting(opts, 'data_path', show_value=False)}{extra}")
+    if opts.resume and opts.overwrite:
+        raise SettingError(f"{_setting(opts, 'resume', True)} and {_setting(opts, 'overwrite', True)}: choose one "
+                           "(continue the run, or delete it and start afresh)")
+
+# %% ../nbs/11_cli.ipynb #c42490e7
 def load_options(config: str | Path | None = None, # a YAML file of options (top-level keys as the flags, `trainer:` for OneShotConfig fields)
-                 **flags, # options given on the command line; None means 'not given'
+                 interface: str = "python", # 'cli' or 'python': how error messages name the settings given as `flags`
+                 **flags, # options given on the command line or as arguments; None means 'not given'
                 ) -> TrainOptions:
-    "Options of a training run: defaults, then the YAML file, then the flags."
+    "Options of a training run: defaults, then the YAML file, then the flags; every value checked."
+    known = [f.name for f in fields(TrainOptions)]
     values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    config_path = str(config) if config is not None else None
     if config is not None:
-        path = Path(config)
-        if not path.is_file(): raise OneShotError(f"config file {str(path)!r} does not exist; check the --config path")
+        path = Path(config).expanduser()
+        if not path.is_file():
+            raise SettingError(f"{'--config ' if interface == 'cli' else 'config='}{config}: the file does not exist; check the path")
         try: loaded = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as e: raise OneShotError(f"{path}: not valid YAML ({e}); fix the file") from None
-        if not isinstance(loaded, dict): raise OneShotError(f"{path}: expected a mapping of options at the top level")
-        known = {f.name for f in fields(TrainOptions)}
-        unknown = sorted(set(k.replace("-", "_") for k in loaded) - known)
-        if unknown: raise OneShotError(f"{path}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))} "
-                                       "(put OneShotConfig fields under `trainer:`)")
-        values.update({k.replace("-", "_"): v for k, v in loaded.items()})
-    values.update({k: v for k, v in flags.items() if v is not None})
+        except yaml.YAMLError as e: raise SettingError(f"{path}: not valid YAML ({' '.join(str(e).split())}); fix the file") from None
+        if not isinstance(loaded, dict): raise SettingError(f"{path}: expected a mapping of options (key: value) at the top level")
+        for key, value in loaded.items():
+            name = str(key).replace("-", "_")
+            if name not in known:
+                raise SettingError(f"{key} (in {path}): unknown key" + (_did_you_mean(name, known) or f"; known keys: {', '.join(known)}")
+                                   + " (OneShotConfig fields go under `trainer:`)")
+            values[name], sources[name] = value, "yaml"
+    for key, value in flags.items():
+        if value is None: continue
+        if key not in known:
+            raise SettingError(f"load_options got an unknown option {key}={value!r}" + (_did_you_mean(key, known) or f"; known: {', '.join(known)}"))
+        values[key], sources[key] = value, interface
+    if isinstance(values.get("trainer"), dict): values["trainer"] = dict(values["trainer"])
     opts = TrainOptions(**values)
-    opts.algo = _check_algo(opts.algo)
-    if opts.data_path is not None and not Path(opts.data_path).exists():
-        raise OneShotError(f"data file {opts.data_path!r} does not exist; check --data-path")
-    if opts.demo_column is not None and opts.data_path is None:
-        raise OneShotError("--demo-column names a column of a training file; pass the file with --data-path "
-                           "(synthetic problems bring their worked solutions as demonstrations already)")
-    if not isinstance(opts.trainer, dict): raise OneShotError("`trainer:` in the config file must be a mapping of OneShotConfig fields")
+    opts._sources, opts._interface, opts._config_path = sources, interface, config_path
+    return check_options(opts)
+
+def check_options(opts: TrainOptions, # options from `load_options` or built directly (then named as Python arguments)
+                 ) -> TrainOptions:
+    "Check and convert every option (types, ranges, files, registry names, `trainer:` fields); returns `opts`."
+    if not hasattr(opts, "_sources"): opts._sources, opts._interface, opts._config_path = {}, "python", None
+    _check_values(opts)
+    _check_paths(opts)
+    _check_choices(opts)
+    _check_trainer_fields(opts)
     return opts
+
+# %% ../nbs/11_cli.ipynb #a5d59dc7
+RUN_FILES = ("run.json", "summary.json", "summary_before.json", "completions.jsonl", "heldout.jsonl", "runs", "final",
+             "eval", "eval_before", "eval_after", "report.html") # besides checkpoint-N folders
+
+def run_files(output_dir: str | Path) -> list[Path]:
+    "The files and folders of a run in `output_dir` (empty when it holds none)."
+    out = Path(output_dir)
+    if not out.is_dir(): return []
+    found = [out / name for name in RUN_FILES if (out / name).exists()]
+    return found + sorted((p for p in out.glob("checkpoint-*") if p.is_dir()), key=lambda p: p.name)
+
+def _checkpoints(output_dir: str | Path) -> list[tuple[int, Path]]:
+    "(global step, folder) of the complete checkpoint-N folders (with trainer_state.json), newest first."
+    found = []
+    for p in Path(output_dir).glob("checkpoint-*"):
+        state = p / "trainer_state.json"
+        if not (p.is_dir() and state.is_file()): continue
+        try: found.append((int(json.loads(state.read_text()).get("global_step", 0)), p))
+        except (ValueError, json.JSONDecodeError): continue
+    return sorted(found, key=lambda t: t[0], reverse=True)
+
+def _checkpoint_max_steps(checkpoint: Path) -> int | None:
+    "The step count the run that saved `checkpoint` was training to."
+    try: return int(json.loads((checkpoint / "trainer_state.json").read_text()).get("max_steps")) or None
+    except (ValueError, TypeError, json.JSONDecodeError, OSError): return None
+
+# %% ../nbs/11_cli.ipynb #12e9ed43
+MANIFEST_STEPS = ("max_steps", "save_steps", "eval_steps") # may differ between a run and its resume
+_MANIFEST_TRAINER = ("learning_rate", "lr_scheduler_type", "num_generations", "max_completion_length", "temperature",
+                     "beta", "loss_type", "per_device_train_batch_size", "gradient_accumulation_steps", "internal_layer",
+                     "iterative_steps", "cross_path_lambda", "off_policy_gamma")
+
+def _plain(v):
+    v = getattr(v, "value", v) # enums (lr_scheduler_type)
+    return v if isinstance(v, (str, int, float, bool, type(None))) else str(v)
+
+def run_manifest(opts: TrainOptions, # the run's options
+                 config, # its `OneShotConfig`
+                ) -> dict:
+    "What `run.json` records: `settings` (compared on resume) and the step counts."
+    settings = {"algo": config.algo, "model": opts.model or "tiny", "dataset": opts.dataset or ("synthetic" if opts.offline_demo else "gsm8k"),
+                "data_path": str(Path(opts.data_path).expanduser().resolve()) if opts.data_path else None,
+                "question_column": opts.question_column, "answer_column": opts.answer_column, "demo_column": opts.demo_column,
+                "format": opts.format, "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format],
+                "preset": _preset_name(opts), "seed": opts.seed, "lora": opts.lora,
+                "n_train": opts.n_train if opts.offline_demo else None, "n_eval": opts.n_eval if opts.offline_demo else None}
+    settings.update({key: _plain(getattr(config, key)) for key in _MANIFEST_TRAINER})
+    settings.update({f"trainer.{k}": _plain(v) for k, v in opts.trainer.items() if k not in settings and k not in MANIFEST_STEPS})
+    return {"settings": settings, "max_steps": config.max_steps, "save_steps": _plain(config.save_steps),
+            "eval_steps": opts.eval_steps}
+
+def manifest_differences(run: dict, # the `run.json` of the run in the folder
+                         command: dict, # `run_manifest` of the command
+                        ) -> list[tuple[str, Any, Any]]:
+    "(setting, the run's value, the command's value) for each setting that differs."
+    a, b = run.get("settings", {}), command.get("settings", {})
+    return [(k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+
+# %% ../nbs/11_cli.ipynb #69192e20
+def _name(opts, key: str) -> str:
+    "A setting's bare name in the user's words: `--algo` on the command line, `algo` in a file or in Python."
+    is_flag = key in {f.name for f in fields(TrainOptions)} and key != "trainer"
+    return _flag(key) if is_flag and getattr(opts, "_sources", {}).get(key, getattr(opts, "_interface", "python")) == "cli" else key
+
+def _describe(out: Path) -> str:
+    "A few words on the run in `out`: its method, newest checkpoint and whether it finished."
+    words = []
+    manifest = out / "run.json"
+    if manifest.is_file():
+        try: words.append(json.loads(manifest.read_text())["settings"]["algo"])
+        except (KeyError, ValueError, TypeError): pass
+    if (points := _checkpoints(out)): words.append(points[0][1].name)
+    if (out / "summary.json").is_file(): words.append("finished")
+    return f" ({', '.join(words)})" if words else ""
+
+def prepare_run_dir(opts: TrainOptions, # the run's options
+                    manifest: dict, # `run_manifest` of the command
+                   ) -> Path | None:
+    "The checkpoint to resume from (None: a fresh run); refuses what would mix or drop another run's files."
+    out = Path(opts.output_dir).expanduser()
+    found = run_files(out)
+    if found == [out / "run.json"]: found = [] # a run that stopped before writing anything else: nothing to lose
+    folder = _setting(opts, "output_dir", opts.output_dir)
+    if opts.resume:
+        points = _checkpoints(out)
+        if not points:
+            why = "it does not exist" if not out.exists() else "the run stopped before its first checkpoint" if found else "it holds no run"
+            raise SettingError(f"{_setting(opts, 'resume', True)}: nothing to resume in {folder} ({why}); train without "
+                               f"{_setting(opts, 'resume', True, show_value=False)}" + (f" or start afresh with {_setting(opts, 'overwrite', True)}" if found else ""))
+        if (out / "run.json").is_file():
+            diffs = manifest_differences(json.loads((out / "run.json").read_text()), manifest)
+            if diffs:
+                named = "; ".join(f"{_name(opts, k)}: {a!r} in the run, {b!r} now" for k, a, b in diffs)
+                raise SettingError(f"{_setting(opts, 'resume', True)}: {folder} holds a run with other settings ({named}); "
+                                   f"repeat the run's settings to continue it, train into another folder, or start afresh with "
+                                   f"{_setting(opts, 'overwrite', True)}")
+        return points[0][1]
+    if found and not opts.overwrite:
+        raise SettingError(f"{folder} already holds a run{_describe(out)}; continue it with {_setting(opts, 'resume', True)}, "
+                           f"start afresh with {_setting(opts, 'overwrite', True)} (deletes its checkpoints, logs and results), "
+                           f"or choose another folder")
+    return None
+
+def clear_run(output_dir: str | Path) -> list[str]:
+    "Delete a run's files from `output_dir` (nothing else); returns their names."
+    removed = []
+    for p in run_files(output_dir):
+        if p.is_dir(): shutil.rmtree(p)
+        else: p.unlink()
+        removed.append(p.name)
+    return removed
+
+# %% ../nbs/11_cli.ipynb #85aa4113
+def _dataset_cached(repo: str) -> bool:
+    "Whether a Hub dataset has a local copy in the Hugging Face caches."
+    home = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")).expanduser()
+    datasets_cache = Path(os.environ.get("HF_DATASETS_CACHE", home / "datasets")).expanduser()
+    hub_cache = Path(os.environ.get("HF_HUB_CACHE", home / "hub")).expanduser()
+    return (datasets_cache / repo.replace("/", "___")).is_dir() or (hub_cache / f"datasets--{repo.replace('/', '--')}").is_dir()
+
+def _model_on_disk(name: str) -> bool:
+    "Whether a model name is the tiny model, a local folder or a Hub id in the local cache."
+    if name.strip().lower() == "tiny" or Path(name).expanduser().exists(): return True
+    from huggingface_hub import try_to_load_from_cache
+    try: return isinstance(try_to_load_from_cache(name, "config.json"), str)
+    except Exception: return False # not a valid repo id: load_policy names the problem
+
+def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `data_path`
+                  model_key: str = "model", # the option holding the model
+                  data_key: str = "dataset", # the option naming the Hub dataset or benchmark
+                  default_data: str | None = None, # the dataset used when the option is not set (gsm8k for a training run with a model)
+                 ) -> None:
+    "Fail at once when the Hub is needed but cannot be reached, naming the local alternative."
+    from oneshot_reason.data import BENCHMARKS
+    model = getattr(opts, model_key) or "tiny"
+    name = (getattr(opts, data_key) or default_data or "").lower()
+    needs_data = getattr(opts, "data_path", None) is None and name in BENCHMARKS and not _dataset_cached(BENCHMARKS[name].repo)
+    if needs_data and data_key == "benchmark" and _shared_copy(name) is not None: needs_data = False
+    if _model_on_disk(model) and not needs_data: return
+    from oneshot_reason.models import hub_offline
+    if not hub_offline(): return
+    why = "the Hugging Face Hub cannot be reached (offline" + (", HF_HUB_OFFLINE is set)" if os.environ.get("HF_HUB_OFFLINE") else ")")
+    if not _model_on_disk(model):
+        raise OneShotError(f"{_setting(opts, model_key, model)}: not on disk and {why}; pass a local folder with config.json "
+                           f"and weights, or 'tiny' (the embedded offline model)")
+    raise OneShotError(f"{_setting(opts, data_key, name)}: not on disk and {why}; pass a local copy with "
+                       f"{_setting(opts, 'data_path', show_value=False)} FILE (.jsonl, .json, .parquet)"
+                       + (" or use the synthetic problems" if data_key == "dataset" else ""))
+
+def _shared_copy(benchmark: str) -> Path | None:
+    "The local copy `evaluate` would use for a benchmark (the shared data folder), if there is one."
+    from oneshot_reason.core import shared_data_dir
+    from oneshot_reason.data import BENCHMARKS
+    shared = shared_data_dir()
+    local = shared / BENCHMARKS[benchmark].file if shared is not None and benchmark in BENCHMARKS else None
+    return local if local is not None and local.exists() else None
 
 # %% ../nbs/11_cli.ipynb #aa1f9a70
 FORMAT_REWARDS = {"xml": "oneshot", "hash": "hash", "think": "think", "boxed": "boxed"} # reward stack per prompt format
 ALGO_PRESETS = {"grpo": "oneshot", "m3po": "m3po", "luffy": "luffy", "bupo": "bupo"} # trainer preset per first method
 
+def _preset_name(opts: TrainOptions) -> str:
+    "The trainer preset of a run: the one asked for, cpu-demo for the offline demo, else the first method's."
+    if opts.preset: return opts.preset
+    return "cpu-demo" if opts.offline_demo else ALGO_PRESETS.get(opts.algo.split("+")[0], "oneshot")
+
 def _trainer_config(opts: TrainOptions):
     "The `OneShotConfig` of a run (validated: impossible combinations fail here, before any model is loaded)."
     from oneshot_reason.trainer import config_preset
-    preset = opts.preset or ("cpu-demo" if opts.offline_demo else ALGO_PRESETS[opts.algo.split("+")[0]])
     overrides = dict(output_dir=opts.output_dir, seed=opts.seed, data_seed=opts.seed, algo=opts.algo, prompt_format=opts.format)
     if opts.max_steps is not None: overrides["max_steps"] = opts.max_steps
     if opts.save_steps is not None: overrides["save_steps"] = opts.save_steps
     if opts.internal_layer is not None: overrides["internal_layer"] = opts.internal_layer
     if opts.iterative_steps is not None: overrides["iterative_steps"] = opts.iterative_steps
-    return config_preset(preset, **{**overrides, **opts.trainer})
+    try: return config_preset(_preset_name(opts), **{**overrides, **opts.trainer})
+    except OneShotError: raise
+    except (ValueError, TypeError) as e: # a value TRL or transformers refuse (e.g. an unknown lr_scheduler_type)
+        raise OneShotError(f"OneShotConfig refused the trainer settings: {' '.join(str(e).split())[:300]}; fix them under `trainer:`") from None
 
 def _train_data(opts: TrainOptions):
     "The training set (and, for the offline demo, the held-out set) in the run's prompt format."
@@ -111,22 +440,88 @@ def _train_data(opts: TrainOptions):
         heldout = data.synthetic_problems(opts.n_eval, seed=opts.seed, split="test", format=opts.format) if opts.n_eval else None
         return train, heldout
     if opts.data_path is not None:
-        return data.load_math_file(opts.data_path, format=opts.format, demonstration_column=opts.demo_column), None
+        return data.load_math_file(opts.data_path, format=opts.format, question_column=opts.question_column,
+                                   answer_column=opts.answer_column, demonstration_column=opts.demo_column), None
     name = (opts.dataset or "gsm8k").lower()
     if name == "synthetic": return data.synthetic_problems(opts.n_train, seed=opts.seed, split="train", format=opts.format), None
     if name == "gsm8k": return data.load_gsm8k("train", format=opts.format), None
     return data.load_benchmark(name, format=opts.format), None
 
-def _accuracy(model, tokenizer, dataset, config, output_dir: Path | None = None) -> float:
-    "Greedy held-out accuracy, the same decoding before, during and after training."
+def _accuracy(model, tokenizer, dataset, config, output_dir: Path | None = None) -> tuple[float, int]:
+    "Greedy held-out accuracy and the count of problems solved, the same decoding before, during and after training."
     from oneshot_reason.evaluate import evaluate
     result = evaluate(model, tokenizer, dataset, n_samples=1, temperature=0.0, max_new_tokens=config.max_completion_length,
                       batch_size=64, format=config.prompt_format, output_dir=output_dir, seed=None, progress=False)
-    return float(result.metrics["pass@1"])
+    return float(result.metrics["pass@1"]), sum(bool(r["correct"][0]) for r in result.records)
+
+# %% ../nbs/11_cli.ipynb #c40b089b
+class Console:
+    "Where a run's messages go: 'normal' (lines, a bar on a terminal, the summary), 'quiet' (the summary) or 'json'."
+    def __init__(self, mode: str = "normal"): # 'normal', 'quiet' or 'json'
+        if mode not in ("normal", "quiet", "json"): raise OneShotError(f"Console mode {mode!r}; use 'normal', 'quiet' or 'json'")
+        self.mode = mode
+
+    def line(self, text: str) -> None:
+        "A progress line (normal mode only; above the progress bar when there is one)."
+        if self.mode != "normal" or not is_main_process(): return
+        from tqdm.auto import tqdm
+        tqdm.write(text, file=sys.stdout); sys.stdout.flush()
+
+    def warn(self, text: str) -> None:
+        "A warning on stderr, in every mode."
+        if is_main_process(): print(f"oneshot-reason: warning: {text}", file=sys.stderr, flush=True)
+
+    def summary(self, text: str, data: dict) -> None:
+        "The closing summary: words, or JSON in json mode."
+        if not is_main_process(): return
+        print(json.dumps(data, indent=2) if self.mode == "json" else text, flush=True)
+
+def step_line(logs: dict, # the metrics TRL logs at a step
+              step: int, # the step
+              max_steps: int, # the run's length
+             ) -> str:
+    "One compact line: step, mean reward, correctness (the correctness reward's mean), completion length, time per step."
+    parts = [f"step {step:>{len(str(max_steps))}}/{max_steps}"]
+    if "reward" in logs: parts.append(f"reward {logs['reward']:.3f}")
+    correct = next((v for k, v in logs.items() if re.search(r"(correct|accuracy)[^/]*/mean$", k)), None)
+    if correct is not None: parts.append(f"correct {correct:6.1%}")
+    if "completions/mean_length" in logs: parts.append(f"length {logs['completions/mean_length']:5.1f}")
+    if "step_time" in logs: parts.append(f"{logs['step_time']:.1f} s/step")
+    return " | ".join(parts)
+
+# %% ../nbs/11_cli.ipynb #abec45c6
+def console_callback(console: Console, # where the lines go
+                    ):
+    "A `TrainerCallback` printing `step_line` at each logging step, with a progress bar on a terminal."
+    from transformers import TrainerCallback
+
+    class ConsoleProgress(TrainerCallback):
+        bar = None
+        def on_train_begin(self, args, state, control, **kwargs):
+            if console.mode == "normal" and state.is_world_process_zero and sys.stderr.isatty():
+                from tqdm.auto import tqdm
+                self.bar = tqdm(total=state.max_steps, initial=state.global_step, unit="step", dynamic_ncols=True, leave=False)
+        def on_step_end(self, args, state, control, **kwargs):
+            if self.bar is not None: self.bar.update(state.global_step - self.bar.n)
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if not state.is_world_process_zero or not logs or "train_runtime" in logs or "reward" not in logs: return
+            console.line(step_line(logs, state.global_step, state.max_steps))
+        def on_train_end(self, args, state, control, **kwargs):
+            if self.bar is not None: self.bar.close(); self.bar = None
+    return ConsoleProgress()
+
+def _use_console(trainer, console: Console) -> None:
+    "Swap the trainer's printing callbacks for `console_callback`."
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from transformers.utils.notebook import NotebookProgressCallback
+    for cb in list(trainer.callback_handler.callbacks):
+        if isinstance(cb, (PrinterCallback, ProgressCallback, NotebookProgressCallback)): trainer.remove_callback(cb)
+    trainer.add_callback(console_callback(console))
 
 def heldout_callback(trainer, # the OneShotTrainer being trained
                      dataset, # held-out problems with `prompt` and `answer`
                      every: int, # evaluate every this many steps
+                     console: Console | None = None, # where to say the accuracy (None: nowhere)
                     ):
     "A callback: every `every` steps the greedy held-out accuracy, appended to `<output_dir>/heldout.jsonl` and to TensorBoard."
     import torch
@@ -141,50 +536,134 @@ def heldout_callback(trainer, # the OneShotTrainer being trained
             step = state.global_step
             if not every or step % every or step >= state.max_steps: return # the last step is `accuracy_after`
             with torch.random.fork_rng(devices=[]): # greedy decoding; the training RNG stream stays untouched
-                acc = _accuracy(trainer.model, trainer.processing_class, dataset, args)
+                acc, correct = _accuracy(trainer.model, trainer.processing_class, dataset, args)
             trainer.model.train()
             if not state.is_world_process_zero: return
-            append_jsonl(Path(args.output_dir) / "heldout.jsonl", {"step": step, "accuracy": acc})
+            append_jsonl(Path(args.output_dir) / "heldout.jsonl", {"step": step, "accuracy": acc, "correct": correct})
+            if console is not None: console.line(f"step {step}: held-out accuracy {correct}/{len(dataset)} ({acc:.1%})")
             for cb in trainer.callback_handler.callbacks:
                 if isinstance(cb, TensorBoardCallback) and cb.tb_writer is not None:
                     cb.tb_writer.add_scalar("heldout/accuracy", acc, step); cb.tb_writer.flush()
     return HeldoutAccuracy()
 
+# %% ../nbs/11_cli.ipynb #96cce0ae
+def summary_text(summary: dict, # what `run_train` returns
+                ) -> str:
+    "The closing summary of a run in words: accuracy before and after with counts, time, folder, next commands."
+    import shlex
+    out = summary.get("run_dir", ".")
+    q = shlex.quote(str(out))
+    lines = [f"Trained {summary.get('algo', '?')} on {summary.get('model', '?')} for {summary.get('steps', '?')} steps "
+             f"in {summary.get('wall_seconds', 0):.0f} s (seed {summary.get('seed', '?')})."]
+    if "accuracy_before" in summary and "accuracy_after" in summary:
+        n, a, b = summary.get("n_eval", 0), summary["accuracy_before"], summary["accuracy_after"]
+        cb, ca = summary.get("correct_before", round(a * n)), summary.get("correct_after", round(b * n))
+        lines.append(f"Held-out accuracy (greedy, {n} problems): {cb}/{n} ({a:.1%}) -> {ca}/{n} ({b:.1%}), {100 * (b - a):+.1f} points.")
+    lines += [f"Run folder: {out} (final model in {Path(out) / 'final'})", "Next:",
+              f"  oneshot-reason report --run-dir {q}", f"  tensorboard --logdir {shlex.quote(str(Path(out) / 'runs'))}",
+              f"  oneshot-reason eval --model {shlex.quote(str(Path(out) / 'final'))} --benchmark synthetic"]
+    return "\n".join(lines)
+
+# %% ../nbs/11_cli.ipynb #43676fab
+def _barrier() -> None:
+    "Wait for every process of a distributed launch (no-op in one process)."
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        from accelerate import PartialState
+        PartialState().wait_for_everyone()
+
+def _warn_bupo(opts: TrainOptions, config, console: Console) -> None:
+    "Warn when the run ends before BuPO's second (full-model) phase."
+    if "bupo" in config.methods and config.iterative_steps > 0 and 0 < config.max_steps <= config.iterative_steps:
+        console.warn(f"{_setting(opts, 'max_steps', config.max_steps)} ends within BuPO's first phase (the internal layer "
+                     f"alone for {config.iterative_steps} steps), so the full-model phase never runs; train more than "
+                     f"{config.iterative_steps} steps or lower {_name(opts, 'iterative_steps')}")
+
 def run_train(opts: TrainOptions, # what to train (see `load_options`)
+              console: Console | None = None, # where messages go (default: compact lines and the summary)
              ) -> dict:
     "Train as `opts` says; returns the run summary (also written to `<output_dir>/summary.json`)."
-    from oneshot_reason.models import load_policy
+    console = console or Console()
+    start = time.time()
+    if not hasattr(opts, "_sources"): check_options(opts) # built directly, not through `load_options`
+    out = Path(opts.output_dir).expanduser()
+    previous = json.loads((out / "run.json").read_text()) if opts.resume and (out / "run.json").is_file() else None
+    if opts.resume and opts.max_steps is None and previous and (previous.get("max_steps") or 0) > 0:
+        opts.max_steps = previous["max_steps"] # a resume continues to the run's own step count unless told otherwise
+    check_offline(opts, default_data=None if opts.offline_demo else "gsm8k")
+    config = _trainer_config(opts)
+    manifest = run_manifest(opts, config)
+    checkpoint = prepare_run_dir(opts, manifest)
+    if checkpoint is not None:
+        done = _checkpoints(out)[0][0]
+        target = config.max_steps if config.max_steps > 0 else _checkpoint_max_steps(checkpoint)
+        if target and done >= target:
+            summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").is_file() else {"steps": done}
+            summary.update(run_dir=str(out), finished=True)
+            console.summary(f"{out} already finished: step {done} of {target} ({checkpoint.name}); nothing to train. "
+                            f"Pass a larger {_name(opts, 'max_steps')} to train further.", summary)
+            return summary
     from oneshot_reason.rewards import reward_preset
     from oneshot_reason.trainer import OneShotTrainer, check_run
-    start = time.time()
     set_seed(opts.seed)
-    config = _trainer_config(opts)
     rewards = reward_preset(opts.reward_preset or FORMAT_REWARDS[opts.format])
     train, heldout = _train_data(opts)
     check_run(config, opts.model or "tiny", train) # BuPO's layer, LUFFY's demonstrations: before the weights load
+    _warn_bupo(opts, config, console)
+    _barrier() # every process has checked the folder before any of them changes it
+    if is_main_process():
+        if opts.overwrite and (removed := clear_run(out)):
+            console.warn(f"{_setting(opts, 'overwrite', True)}: deleted the previous run's {', '.join(removed)} from {out}")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "run.json").write_text(json.dumps({**manifest, "command": getattr(opts, "_command", None)}, indent=2))
+    _barrier()
+    from oneshot_reason.models import load_policy
     model, tokenizer = load_policy(opts.model or "tiny", lora=opts.lora)
-    out = Path(opts.output_dir)
-    summary: dict[str, Any] = {"model": opts.model or "tiny", "algo": opts.algo, "format": opts.format, "seed": opts.seed,
+    summary: dict[str, Any] = {"model": opts.model or "tiny", "algo": config.algo, "format": opts.format, "seed": opts.seed,
                                "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format], "n_train": len(train)}
-    if heldout is not None and not (opts.resume and (out / "summary_before.json").exists()):
-        summary["accuracy_before"] = _accuracy(model, tokenizer, heldout, config, out / "eval_before")
+    if heldout is not None and not (checkpoint is not None and (out / "summary_before.json").exists()):
+        summary["accuracy_before"], summary["correct_before"] = _accuracy(model, tokenizer, heldout, config, out / "eval_before")
+        console.line(f"held-out accuracy before training: {summary['correct_before']}/{len(heldout)} ({summary['accuracy_before']:.1%})")
         if is_main_process(): (out / "summary_before.json").write_text(json.dumps(summary, indent=2))
     elif heldout is not None:
         summary.update(json.loads((out / "summary_before.json").read_text()))
     trainer = OneShotTrainer(model, rewards, args=config, train_dataset=train, processing_class=tokenizer)
-    if heldout is not None and opts.eval_steps: trainer.add_callback(heldout_callback(trainer, heldout, opts.eval_steps))
-    trainer.train(resume_from_checkpoint=True if opts.resume else None)
+    _use_console(trainer, console)
+    if heldout is not None and opts.eval_steps: trainer.add_callback(heldout_callback(trainer, heldout, opts.eval_steps, console))
+    if checkpoint is not None: console.line(f"resuming from {checkpoint} (step {_checkpoints(out)[0][0]} of {config.max_steps})")
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     if heldout is not None:
-        summary["accuracy_after"] = _accuracy(trainer.model, tokenizer, heldout, config, out / "eval_after")
+        summary["accuracy_after"], summary["correct_after"] = _accuracy(trainer.model, tokenizer, heldout, config, out / "eval_after")
         summary["n_eval"] = len(heldout)
     summary["steps"] = trainer.state.global_step
     summary["wall_seconds"] = round(time.time() - start, 1)
-    if is_main_process():
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    summary["run_dir"] = str(out)
+    if is_main_process(): (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    console.summary(summary_text(summary), summary)
     return summary
 
-# %% ../nbs/11_cli.ipynb #abec45c6
+# %% ../nbs/11_cli.ipynb #77930dce
+def eval_output_dir(model: str, # the evaluated model's name or folder
+                    output_dir: str | None = None, # asked for explicitly; wins
+                   ) -> Path:
+    "Where `eval` writes: `output_dir` if given, the run's `eval/` for a run's `final/` model, else `outputs/eval`."
+    if output_dir is not None: return Path(output_dir)
+    path = Path(str(model)).expanduser()
+    run = path.parent
+    if path.name == "final" and path.is_dir() and any((run / n).exists() for n in ("run.json", "summary.json", "completions.jsonl")):
+        return run / "eval"
+    return Path("outputs/eval")
+
+def metric_counts(summary: dict, # `EvalResult.to_dict()` plus its records' `correct` flags under 'correct'
+                 ) -> dict[str, str]:
+    "Each metric as a count: correct/n problems (correct/(n x k) samples for avg@k; about value x n for pass@k, k > 1)."
+    n, k, correct = summary["n_problems"], summary["n_samples"], summary.get("correct", [])
+    counts = {}
+    for name, value in summary["metrics"].items():
+        if name.startswith("avg@") or (name == "pass@1" and k > 1): counts[name] = f"{sum(map(sum, correct))}/{n * k} samples"
+        elif name == "pass@1" or name.startswith("maj@"): counts[name] = f"{round(value * n)}/{n}"
+        else: counts[name] = f"about {value * n:.1f}/{n}"
+    return counts
+
 def run_eval(model: str = "tiny", # HF id, local path, or 'tiny'
              benchmark: str = "gsm8k", # gsm8k, math500, aime24, aime25, amc23, synthetic
              data_path: str | None = None, # a local file of the benchmark (GSM8K jsonl, verl parquet, ...)
@@ -193,17 +672,39 @@ def run_eval(model: str = "tiny", # HF id, local path, or 'tiny'
              temperature: float | None = None, # None: greedy for one sample, 0.6 for several
              max_new_tokens: int = 512, # completion length limit
              format: str | None = None, # prompt format; None is the benchmark's default
-             output_dir: str = "outputs/eval", # where records and the summary go
+             output_dir: str | None = None, # where records and the summary go (None: see `eval_output_dir`)
              batch_size: int = 16, # sequences per generate call
             ) -> dict:
-    "Evaluate a model on a benchmark; returns the metrics (records and summary are written to `output_dir`)."
+    "Evaluate a model on a benchmark; returns its summary with `counts` and the `files` written."
     from oneshot_reason.evaluate import evaluate
-    if data_path is not None and not Path(data_path).exists():
-        raise OneShotError(f"data file {data_path!r} does not exist; check --data-path")
+    if data_path is not None and not Path(data_path).expanduser().is_file():
+        raise OneShotError(f"data_path={data_path!r}: the file does not exist; pass the benchmark's .jsonl, .json or .parquet file")
+    for name, value, least in (("limit", limit, 1), ("n_samples", n_samples, 1), ("max_new_tokens", max_new_tokens, 1), ("batch_size", batch_size, 1)):
+        if value is not None and value < least: raise OneShotError(f"{name}={value}: expected a whole number >= {least}")
+    if temperature is not None and temperature < 0: raise OneShotError(f"temperature={temperature}: expected a number >= 0 (0 is greedy)")
+    check_offline(argparse.Namespace(model=model, benchmark=benchmark, data_path=data_path, _interface="python"), data_key="benchmark")
     if temperature is None: temperature = 0.0 if n_samples == 1 else 0.6
+    out = eval_output_dir(model, output_dir)
     result = evaluate(model, benchmark=benchmark, n_samples=n_samples, temperature=temperature, max_new_tokens=max_new_tokens,
-                      batch_size=batch_size, limit=limit, format=format, data_path=data_path, output_dir=output_dir)
-    return dict(result.metrics)
+                      batch_size=batch_size, limit=limit, format=format, data_path=data_path, output_dir=out)
+    summary = {**result.to_dict(), "correct": [r["correct"] for r in result.records]}
+    summary["counts"] = metric_counts(summary)
+    summary["files"] = [str(out / f"{result.benchmark}.jsonl"), str(out / f"{result.benchmark}_summary.json")]
+    del summary["correct"]
+    return summary
+
+def eval_text(summary: dict) -> str:
+    "What `oneshot-reason eval` prints: the benchmark and n, correct/n per metric, the files written."
+    decoding = "greedy" if summary["temperature"] == 0 else f"temperature {summary['temperature']:g}"
+    k = summary["n_samples"]
+    lines = [f"{summary['benchmark']}: {summary['n_problems']} problems x {k} sample{'s' * (k > 1)} ({decoding}), "
+             f"model {summary['model']}, {summary['seconds']:.1f} s"]
+    lines += [f"  {name:<8} {summary['counts'][name]:>18}  ({value:.1%})" for name, value in summary["metrics"].items()]
+    lines.append("wrote " + " and ".join(summary["files"]))
+    run = Path(summary["files"][0]).parent.parent
+    if Path(summary["files"][0]).parent.name == "eval" and (run / "run.json").is_file():
+        lines.append(f"the run's report shows it: oneshot-reason report --run-dir {run}")
+    return "\n".join(lines)
 
 def run_generate(question: str, # the problem to solve
                  model: str = "tiny", # HF id, local path, or 'tiny'
@@ -214,66 +715,120 @@ def run_generate(question: str, # the problem to solve
                 ) -> dict:
     "Solve one question: the completion and its extracted answer."
     from oneshot_reason.evaluate import build_text_generator, save_prompt_and_response, solve
+    check_offline(argparse.Namespace(model=model, dataset=None, data_path=None, _interface="python"))
     generator = build_text_generator(model)
     result = solve(question, generator, format=format, max_new_tokens=max_new_tokens, temperature=temperature)
     if save: save_prompt_and_response(save, question, result["completion"], answer=result["answer"], model=model)
     return result
 
-# %% ../nbs/11_cli.ipynb #96cce0ae
+# %% ../nbs/11_cli.ipynb #e96f4b41
+_METAVARS = {"int": "N", "float": "X", "str": "NAME"}
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    "Shows defaults, and fills the registries' names into the help (only when help is asked for: they import the trainer)."
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "{" in text:
+            c = _choices()
+            text = text.format(formats=", ".join(c["format"]), methods=", ".join(c["methods"]), presets=", ".join(c["preset"]),
+                               reward_presets=", ".join(c["reward_preset"]), demo_steps=c["demo_steps"])
+        if action.default is None or action.default is argparse.SUPPRESS or "(default" in text: return text
+        return text + " (default: %(default)s)"
+
+class _Parser(argparse.ArgumentParser):
+    "argparse with one-line errors."
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+def _add_train_flags(parser: argparse.ArgumentParser) -> None:
+    "One flag per `TrainOptions` field (except `trainer`, a YAML mapping); None means 'not given'."
+    for f in fields(TrainOptions):
+        if f.name == "trainer": continue
+        kind, help = _kind(f.type), f.metadata["help"]
+        if f.default is not None and "(default" not in help and kind != "bool": help += f" (default: {f.default})"
+        if kind == "bool": parser.add_argument(_flag(f.name), action="store_true", default=None, help=help)
+        else: parser.add_argument(_flag(f.name), metavar="PATH" if "path" in f.name or "dir" in f.name else _METAVARS.get(kind, "VALUE"), help=help)
+
 def build_parser() -> argparse.ArgumentParser:
     "The `oneshot-reason` argument parser."
-    p = argparse.ArgumentParser(prog="oneshot-reason", description="Teach small language models to reason in mathematics with RL.")
-    sub = p.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("train", help="train a policy (no model or data arguments: the offline demo)")
-    t.add_argument("--config", help="YAML file of options (flags win); OneShotConfig fields go under `trainer:`")
-    t.add_argument("--model", help="HF id or local path (default: the embedded tiny model)")
-    t.add_argument("--dataset", help="gsm8k, synthetic, or a benchmark name (default: synthetic problems)")
-    t.add_argument("--data-path", help="a local .jsonl/.json/.parquet training file (GSM8K, verl, LUFFY or plain layout)")
-    t.add_argument("--demo-column", help="LUFFY: the column of --data-path holding demonstrations (default: `target` when present)")
-    t.add_argument("--format", choices=["xml", "hash", "think", "boxed"], help="prompt format (default xml)")
-    t.add_argument("--reward-preset", help="oneshot, tags, hash, willccbb, think, boxed (default: the format's)")
-    t.add_argument("--algo", help="grpo, m3po, luffy, bupo, or a '+' combination (default grpo)")
-    t.add_argument("--preset", help="trainer preset: oneshot, m3po, luffy, bupo, cpu-demo")
-    t.add_argument("--max-steps", type=int); t.add_argument("--save-steps", type=int)
-    t.add_argument("--seed", type=int); t.add_argument("--output-dir")
-    t.add_argument("--resume", action="store_true", default=None, help="continue from the newest checkpoint in --output-dir")
-    t.add_argument("--lora", type=int, help="LoRA rank (alpha = 2 x rank); default: full fine-tuning")
-    t.add_argument("--internal-layer", type=int, help="BuPO: layer k of the internal policy")
-    t.add_argument("--iterative-steps", type=int, help="BuPO: steps of the internal-layer phase")
-    t.add_argument("--n-train", type=int, help="synthetic training problems (offline demo)")
-    t.add_argument("--n-eval", type=int, help="held-out problems evaluated before and after (offline demo; 0 skips)")
-    t.add_argument("--eval-steps", type=int, help="also evaluate them every N steps, into heldout.jsonl (offline demo; 0: only before/after)")
-    e = sub.add_parser("eval", help="evaluate a model on a benchmark")
-    e.add_argument("--model", default="tiny"); e.add_argument("--benchmark", default="gsm8k")
-    e.add_argument("--data-path"); e.add_argument("--limit", type=int); e.add_argument("--n-samples", type=int, default=1)
-    e.add_argument("--temperature", type=float); e.add_argument("--max-new-tokens", type=int, default=512)
-    e.add_argument("--format"); e.add_argument("--output-dir", default="outputs/eval"); e.add_argument("--batch-size", type=int, default=16)
-    g = sub.add_parser("generate", help="solve one question")
-    g.add_argument("question"); g.add_argument("--model", default="tiny"); g.add_argument("--format", default="xml")
-    g.add_argument("--max-new-tokens", type=int, default=256); g.add_argument("--temperature", type=float, default=0.0)
-    g.add_argument("--save", help="append the prompt/response pair to this JSONL file")
-    r = sub.add_parser("report", help="write a self-contained HTML report of a run")
-    r.add_argument("--run-dir", required=True, help="the run's output directory")
-    r.add_argument("--output", default="report.html", help="the page to write (relative: inside --run-dir)")
+    p = _Parser(prog="oneshot-reason", description="Teach small language models to reason in mathematics with RL.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    t = sub.add_parser("train", help="train a policy (no model or data arguments: the offline demo)", formatter_class=_HelpFormatter,
+                       description="Train a policy. With no model and no data: the embedded tiny model on synthetic problems.")
+    t.add_argument("--config", metavar="PATH", help="YAML file of options (flags win); OneShotConfig fields go under `trainer:` (example: configs/example_train.yaml)")
+    _add_train_flags(t)
+    t.add_argument("--quiet", action="store_true", help="print only the closing summary")
+    t.add_argument("--json", action="store_true", help="print only the summary, as JSON on stdout (for scripts)")
+    e = sub.add_parser("eval", help="evaluate a model on a benchmark", formatter_class=_HelpFormatter,
+                       description="Evaluate a model on a benchmark: correct/n per metric, records and a summary file.")
+    e.add_argument("--model", default="tiny", help="HF id, local folder (e.g. a run's final/) or 'tiny'")
+    e.add_argument("--benchmark", default="gsm8k", help="gsm8k, math500, aime24, aime25, amc23 or synthetic")
+    e.add_argument("--data-path", metavar="PATH", help="a local file of the benchmark (GSM8K .jsonl, verl .parquet, ...) instead of the Hub")
+    e.add_argument("--limit", type=int, metavar="N", help="only the first N problems (default: all)")
+    e.add_argument("--n-samples", type=int, default=1, metavar="N", help="completions per problem")
+    e.add_argument("--temperature", type=float, metavar="X", help="sampling temperature (default: 0, greedy, for one sample; 0.6 for several)")
+    e.add_argument("--max-new-tokens", type=int, default=512, metavar="N", help="completion length limit")
+    e.add_argument("--format", help="prompt format: xml, hash, think or boxed (default: the benchmark's)")
+    e.add_argument("--output-dir", metavar="PATH", help="where records and the summary go (default: <run>/eval for a run's final/ model, else outputs/eval)")
+    e.add_argument("--batch-size", type=int, default=16, metavar="N", help="sequences per generate call")
+    e.add_argument("--json", action="store_true", help="print the summary as JSON on stdout (for scripts)")
+    g = sub.add_parser("generate", help="solve one question", formatter_class=_HelpFormatter, description="Solve one question.")
+    g.add_argument("question", help="the problem to solve")
+    g.add_argument("--model", default="tiny", help="HF id, local folder (e.g. a run's final/) or 'tiny'")
+    g.add_argument("--format", default="xml", help="prompt format: xml, hash, think or boxed")
+    g.add_argument("--max-new-tokens", type=int, default=256, metavar="N", help="completion length limit")
+    g.add_argument("--temperature", type=float, default=0.0, metavar="X", help="sampling temperature; 0 is greedy")
+    g.add_argument("--save", metavar="PATH", help="append the prompt/response pair to this JSONL file (default: not saved)")
+    r = sub.add_parser("report", help="write a self-contained HTML report of a run", formatter_class=_HelpFormatter,
+                       description="Write a self-contained HTML page of a run: curves, completions, evaluations.")
+    r.add_argument("--run-dir", required=True, metavar="PATH", help="the run's folder (its --output-dir)")
+    r.add_argument("--output", default="report.html", metavar="PATH", help="the page to write (relative: inside --run-dir)")
+    p.commands = {"train": t, "eval": e, "generate": g, "report": r}
     return p
 
-def _dispatch(args: argparse.Namespace) -> Any:
+# %% ../nbs/11_cli.ipynb #9bf7d89f
+_ALIASES = {"resume_from_checkpoint=True": "--resume", "path=": "--data-path", "demonstration_column=": "--demo-column",
+            "data_path=": "--data-path"}
+
+def cli_words(message: str, # a message naming Python arguments
+              flags: list[str], # the sub-command's option names (underscores)
+              yaml_keys: set[str] = frozenset(), # names the user set in a YAML file: left as they are
+             ) -> str:
+    "`message` with Python argument names replaced by the command's flags (`internal_layer=99` -> `--internal-layer 99`)."
+    for old, new in _ALIASES.items():
+        if new.lstrip("-").replace("-", "_") in flags: message = re.sub(rf"(?<![\w-]){re.escape(old)}(?=\s|$|[;,)])", new, message)
+    for name in sorted(set(flags) - set(yaml_keys), key=len, reverse=True):
+        message = re.sub(rf"(?<![\w.-]){name}=(?:'([^']*)'|([^\s;,)]+))", lambda m: f"{_flag(name)} {m.group(1) if m.group(1) is not None else m.group(2)}", message)
+        message = re.sub(rf"(?<![\w.-]){name}=(?=[\s;,)]|$)", _flag(name), message)
+        if "_" in name: message = re.sub(rf"(?<![\w.-]){name}\b(?!=)", _flag(name), message)
+    return message
+
+# %% ../nbs/11_cli.ipynb #3dfb50a6
+def _quiet_libraries() -> None:
+    "Hide the libraries' own progress bars (loading weights, mapping datasets, writing shards) on the command line."
+    import transformers, datasets, huggingface_hub
+    transformers.utils.logging.disable_progress_bar(); datasets.disable_progress_bars(); huggingface_hub.utils.disable_progress_bars()
+
+def _dispatch(args: argparse.Namespace, argv: list[str]) -> Any:
     kw = {k: v for k, v in vars(args).items() if k != "command"}
     if args.command == "train":
-        config = kw.pop("config")
-        opts = load_options(config, **kw)
-        summary = run_train(opts)
-        print(json.dumps(summary, indent=2))
-        return summary
+        config, quiet, as_json = kw.pop("config"), kw.pop("quiet"), kw.pop("json")
+        opts = load_options(config, interface="cli", **kw)
+        opts._command = "oneshot-reason " + " ".join(argv)
+        _quiet_libraries()
+        return run_train(opts, Console("json" if as_json else "quiet" if quiet else "normal"))
     if args.command == "eval":
-        metrics = run_eval(**kw)
-        print(json.dumps(metrics, indent=2))
-        return metrics
+        as_json = kw.pop("json")
+        _quiet_libraries()
+        summary = run_eval(**kw)
+        print(json.dumps(summary, indent=2) if as_json else eval_text(summary))
+        return summary
     if args.command == "report":
         from oneshot_reason.viz import write_report
         path = write_report(kw["run_dir"], kw["output"])
         print(path)
         return path
+    _quiet_libraries()
     result = run_generate(**kw)
     print(result["completion"]); print(f"\nanswer: {result['answer']}")
     return result
@@ -281,10 +836,22 @@ def _dispatch(args: argparse.Namespace) -> Any:
 def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
         ) -> int:
     "Entry point of the `oneshot-reason` console script; returns the exit status."
-    args = build_parser().parse_args(argv)
-    try: _dispatch(args)
+    parser = build_parser()
+    try:
+        args, extra = parser.parse_known_args(argv)
+        if extra: # the sub-command says it, with the nearest flag
+            sub = parser.commands[args.command]
+            sub.error(f"unrecognized arguments: {' '.join(extra)}" + _did_you_mean(extra[0], sub._option_string_actions))
+    except SystemExit as e: return int(e.code or 0) # --help (0) or a flag argparse refused (2, one line printed)
+    try: _dispatch(args, list(sys.argv[1:] if argv is None else argv))
     except OneShotError as e:
-        print(f"oneshot-reason: error: {e}", file=sys.stderr)
+        yaml_keys = set()
+        if args.command == "train" and getattr(args, "config", None):
+            try: yaml_keys = set(yaml.safe_load(Path(args.config).read_text()) or {})
+            except Exception: pass
+        message = " ".join(str(e).split()) # one line
+        if not isinstance(e, SettingError): message = cli_words(message, list(vars(args)), yaml_keys)
+        print(f"oneshot-reason: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("oneshot-reason: interrupted; run the same command with --resume to continue from the newest checkpoint", file=sys.stderr)
