@@ -430,6 +430,13 @@ def _resolve_rewards(reward_funcs):
         return list(reward_funcs.funcs), [float(w) for w in reward_funcs.weights], list(reward_funcs.names)
     return reward_funcs, None, None
 
+def _model_name(model) -> str | None:
+    "The name a run's model is known by: the name given, else the config's `_name_or_path` ('tiny' for the embedded model)."
+    name = model if isinstance(model, str) else getattr(getattr(model, "config", None), "_name_or_path", None)
+    try: from oneshot_reason.models import tiny_path
+    except ImportError: return name or None
+    return "tiny" if name and Path(name).resolve() == tiny_path().resolve() else (name or None)
+
 def _finite_or_none(values, counter: list) -> list:
     "Replace NaN and infinite rewards by None, counting them in `counter[0]`."
     out = []
@@ -494,7 +501,7 @@ class OneShotTrainer(GRPOTrainer):
         reward_funcs, weights, names = _resolve_rewards(reward_funcs)
         if weights is not None and getattr(args, "reward_weights", None) is None:
             args = copy.copy(args); args.reward_weights = weights
-        model_name = model if isinstance(model, str) else getattr(getattr(model, "config", None), "_name_or_path", None)
+        model_name = _model_name(model)
         model, processing_class = _resolve_model(model, processing_class)
         self._batch_inputs, self._batch_extras, self._logp_batch = None, {}, None
         self._non_finite = [0]
@@ -868,6 +875,7 @@ def _save_checkpoint(self: OneShotTrainer, model, trial):
     generate_every = self.args.steps_per_generation * self.num_iterations
     torch.save({"micro_step": self._step, "loss_since_log": float(getattr(self, "_tr_loss", 0.0)),
                 "last_logged_step": getattr(self, "_globalstep_last_logged", self.state.global_step),
+                "logged_loss_sum": getattr(self, "_total_loss_scalar", 0.0),
                 "metrics": {k: [float(x) for x in v] for k, v in self._metrics["train"].items()},
                 "buffered_inputs": self._buffered_inputs if self._step % generate_every else None},
                folder / f"oneshot_resume_{self.args.process_index}.pt")
@@ -886,7 +894,7 @@ def _load_rng_state(self: OneShotTrainer, checkpoint):
     saved = torch.load(path, map_location=self.accelerator.device, weights_only=True)
     self._step, self._buffered_inputs = saved["micro_step"], saved["buffered_inputs"]
     self._tr_loss += saved["loss_since_log"]
-    self._globalstep_last_logged = saved["last_logged_step"]
+    self._globalstep_last_logged, self._total_loss_scalar = saved["last_logged_step"], saved["logged_loss_sum"]
     self._metrics["train"].clear(); self._metrics["train"].update(saved["metrics"])
 
 # %% ../nbs/05_trainer.ipynb #f18ea41f
