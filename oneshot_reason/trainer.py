@@ -884,6 +884,19 @@ def _save_checkpoint(self: OneShotTrainer, model, trial):
     GRPOTrainer._save_checkpoint(self, model, trial)
 
 @patch
+def _load_optimizer_and_scheduler(self: OneShotTrainer, checkpoint):
+    "TRL's, except that CPU processes load the optimizer state to 'cpu' (`transformers` asks for 'cpu:0', which torch.load rejects)."
+    if checkpoint is None or self.args.world_size == 1 or self.args.device.type != "cpu":
+        return GRPOTrainer._load_optimizer_and_scheduler(self, checkpoint)
+    load = torch.load
+    def load_to_cpu(*args, **kwargs):
+        if isinstance(kwargs.get("map_location"), torch.device) and kwargs["map_location"].type == "cpu": kwargs["map_location"] = "cpu"
+        return load(*args, **kwargs)
+    torch.load = load_to_cpu
+    try: return GRPOTrainer._load_optimizer_and_scheduler(self, checkpoint)
+    finally: torch.load = load
+
+@patch
 def _load_rng_state(self: OneShotTrainer, checkpoint):
     GRPOTrainer._load_rng_state(self, checkpoint)
     if checkpoint is None: return
@@ -891,7 +904,8 @@ def _load_rng_state(self: OneShotTrainer, checkpoint):
     if not path.exists(): # saved before these files existed: the counter follows from the step
         self._step = self.state.global_step * self.args.gradient_accumulation_steps
         return
-    saved = torch.load(path, map_location=self.accelerator.device, weights_only=True)
+    device = self.accelerator.device
+    saved = torch.load(path, map_location="cpu" if device.type == "cpu" else device, weights_only=True)
     self._step, self._buffered_inputs = saved["micro_step"], saved["buffered_inputs"]
     self._tr_loss += saved["loss_since_log"]
     self._globalstep_last_logged, self._total_loss_scalar = saved["last_logged_step"], saved["logged_loss_sum"]
