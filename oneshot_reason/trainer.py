@@ -13,9 +13,13 @@ import importlib.util
 import json
 import math
 import os
+import signal
+import threading
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Callable, ClassVar
 
 import torch
@@ -24,15 +28,19 @@ from accelerate.utils import gather, gather_object
 from torch import nn
 from trl import GRPOConfig, GRPOTrainer
 from trl.trainer.utils import is_async_callable
+from transformers.trainer_callback import TrainerCallback, TrainerState
+from transformers.trainer_utils import TrainOutput
 from fastcore.basics import patch
 
 from .core import OneShotError, append_jsonl
 
 # %% auto #0
-__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'PRESETS', 'TorchChunkedLogProb', 'DeviceLogProb', 'install_logprob_fallback',
-           'TrainerMethod', 'register_method', 'known_methods', 'parse_algo', 'get_method', 'OneShotConfig',
-           'check_run', 'config_preset', 'OneShotTrainer', 'logps_from_hidden', 'last_complete_checkpoint',
-           'truncate_jsonl_steps']
+__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'PRESETS', 'RESUME_SETTINGS', 'METHOD_SETTINGS', 'TorchChunkedLogProb',
+           'DeviceLogProb', 'install_logprob_fallback', 'TrainerMethod', 'register_method', 'known_methods',
+           'parse_algo', 'get_method', 'OneShotConfig', 'check_run', 'config_preset', 'OneShotTrainer',
+           'logps_from_hidden', 'checkpoint_step', 'checkpoint_finished', 'last_complete_checkpoint',
+           'truncate_jsonl_steps', 'run_settings', 'checkpoint_settings', 'settings_differences', 'TrainingInterrupted',
+           'GracefulStop', 'untied_missing_keys']
 
 # %% ../nbs/05_trainer.ipynb #d5fb84cb
 class TorchChunkedLogProb:
@@ -422,6 +430,13 @@ def _resolve_rewards(reward_funcs):
         return list(reward_funcs.funcs), [float(w) for w in reward_funcs.weights], list(reward_funcs.names)
     return reward_funcs, None, None
 
+def _model_name(model) -> str | None:
+    "The name a run's model is known by: the name given, else the config's `_name_or_path` ('tiny' for the embedded model)."
+    name = model if isinstance(model, str) else getattr(getattr(model, "config", None), "_name_or_path", None)
+    try: from oneshot_reason.models import tiny_path
+    except ImportError: return name or None
+    return "tiny" if name and Path(name).resolve() == tiny_path().resolve() else (name or None)
+
 def _finite_or_none(values, counter: list) -> list:
     "Replace NaN and infinite rewards by None, counting them in `counter[0]`."
     out = []
@@ -467,6 +482,7 @@ class OneShotTrainer(GRPOTrainer):
                  train_dataset=None, # a dataset with a `prompt` column (plus the columns the rewards read)
                  eval_dataset=None, # same shape, for evaluation
                  processing_class=None, # the tokenizer; `load_policy`'s when `model` is a name
+                 run_info: dict | None = None, # what the run trains on, kept in each checkpoint (e.g. {'model': 'tiny', 'dataset': 'gsm8k'})
                  **kwargs, # any other `trl.GRPOTrainer` argument (callbacks, peft_config, rollout_func, ...)
                 ):
         if args is None: args = OneShotConfig()
@@ -485,6 +501,7 @@ class OneShotTrainer(GRPOTrainer):
         reward_funcs, weights, names = _resolve_rewards(reward_funcs)
         if weights is not None and getattr(args, "reward_weights", None) is None:
             args = copy.copy(args); args.reward_weights = weights
+        model_name = _model_name(model)
         model, processing_class = _resolve_model(model, processing_class)
         self._batch_inputs, self._batch_extras, self._logp_batch = None, {}, None
         self._non_finite = [0]
@@ -494,6 +511,10 @@ class OneShotTrainer(GRPOTrainer):
         if names is not None and len(names) == len(self.reward_func_names): self.reward_func_names = list(names)
         self.reward_funcs = [f if isinstance(f, nn.Module) else _guard_reward(f, self._non_finite) for f in self.reward_funcs]
         self._set_tensorboard_dir()
+        self.run_info = {"model": model_name or None, "rewards": list(self.reward_func_names),
+                         "train_rows": len(train_dataset) if hasattr(train_dataset, "__len__") else None, **(run_info or {})}
+        self._stop, self._stopped_early = None, False
+        self.add_callback(_StopAtStepEnd(self))
         for m in self._hooks["setup"]: m.setup(self)
 
     # ---- small helpers -------------------------------------------------------------------------------------------
@@ -716,12 +737,21 @@ def _log_completions_jsonl(self: OneShotTrainer, batch: dict):
     append_jsonl(self.completions_path, records)
 
 # %% ../nbs/05_trainer.ipynb #8fd0913b
-def _checkpoint_step(checkpoint: str | Path) -> int:
+def checkpoint_step(checkpoint: str | Path, # a checkpoint-N folder
+                   ) -> int:
     "The global step a checkpoint folder was saved at."
     state = Path(checkpoint) / "trainer_state.json"
     if state.exists(): return int(json.loads(state.read_text()).get("global_step", 0))
     try: return int(Path(checkpoint).name.rsplit("-", 1)[-1])
     except ValueError: raise OneShotError(f"{checkpoint} is not a checkpoint-N folder; pass one or resume_from_checkpoint=True") from None
+
+def checkpoint_finished(checkpoint: str | Path, # a complete checkpoint-N folder
+                        max_steps: int | None = None, # the step count asked for now; None or <= 0: the checkpoint's own
+                       ) -> bool:
+    "Whether the run saved in `checkpoint` has nothing left to train (its step reached `max_steps`)."
+    state = json.loads((Path(checkpoint) / "trainer_state.json").read_text())
+    target = max_steps if max_steps is not None and max_steps > 0 else state.get("max_steps", 0)
+    return int(state.get("global_step", 0)) >= int(target)
 
 def last_complete_checkpoint(output_dir: str | Path, # a run's output folder
                             ) -> Path | None:
@@ -752,15 +782,153 @@ def truncate_jsonl_steps(path: str | Path, # a completions.jsonl file
         os.replace(tmp, path)
     return dropped
 
-@patch
-def save_interrupt_checkpoint(self: OneShotTrainer) -> Path | None:
-    "Save `checkpoint-<global step>` now (after an interruption); None when there is nothing to save."
-    if self.state.global_step == 0 or self.optimizer is None: return None
-    path = Path(self.args.output_dir) / f"checkpoint-{self.state.global_step}"
-    if not (path / "trainer_state.json").exists(): # absent, or cut short by the interrupt while being saved
-        self._save_checkpoint(self.model_wrapped if self.model_wrapped is not None else self.model, trial=None)
-    return path
+# %% ../nbs/05_trainer.ipynb #acab9f51
+RESUME_SETTINGS = ("algo", "learning_rate", "lr_scheduler_type", "num_generations", "per_device_train_batch_size",
+                   "gradient_accumulation_steps", "max_completion_length", "temperature", "beta", "loss_type",
+                   "scale_rewards", "prompt_format", "seed") # a resumed run must share these with the run it continues
+METHOD_SETTINGS = {"m3po": ("cross_path_lambda", "cross_path_temperature"),
+                   "luffy": ("off_policy_gamma", "luffy_scale_rewards", "luffy_clip_on_policy"),
+                   "bupo": ("internal_layer", "iterative_steps", "internal_norm")}
 
+def _plain(v):
+    "A JSON value for a setting (enums by value)."
+    v = getattr(v, "value", v)
+    return v if v is None or isinstance(v, (bool, int, float, str)) else (list(v) if isinstance(v, (list, tuple)) else str(v))
+
+def run_settings(args, # an `OneShotConfig` (or a `GRPOConfig`)
+                 **info, # what the run trains on: model=, dataset=, reward_preset=, ... (None values are left out)
+                ) -> dict:
+    "The settings a resumed run must share with the run it continues: `RESUME_SETTINGS`, the methods' own, and `info`."
+    names = RESUME_SETTINGS + tuple(n for m in parse_algo(getattr(args, "algo", "grpo")) for n in METHOD_SETTINGS.get(m, ()))
+    return {**{n: _plain(getattr(args, n)) for n in names if hasattr(args, n)},
+            **{k: _plain(v) for k, v in info.items() if v is not None}}
+
+def checkpoint_settings(checkpoint: str | Path, # a checkpoint-N folder
+                       ) -> dict:
+    "The settings saved with `checkpoint` (its `oneshot_run.json`); {} for a checkpoint saved without them."
+    path = Path(checkpoint) / "oneshot_run.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+def settings_differences(saved: dict, # `checkpoint_settings(...)`
+                         current: dict, # `run_settings(...)` of the run about to continue it
+                        ) -> list[str]:
+    "One line per setting present in both that differs: 'name: <saved> in the checkpoint, <current> now'."
+    return [f"{k}: {saved[k]!r} in the checkpoint, {current[k]!r} now" for k in saved
+            if k in current and current[k] is not None and saved[k] != current[k]]
+
+# %% ../nbs/05_trainer.ipynb #af555f1b
+class TrainingInterrupted(KeyboardInterrupt):
+    "Training stopped on a signal after finishing a step, which is saved in `checkpoint`."
+    def __init__(self, message: str, signum: int, checkpoint: Path | None, step: int):
+        super().__init__(message)
+        self.signum, self.checkpoint, self.step = signum, checkpoint, step # the signal, the saved checkpoint, its step
+
+class GracefulStop:
+    "While active (`with`): SIGINT and SIGTERM set `signum` instead of stopping; a second one raises KeyboardInterrupt."
+    signals = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, message: str = "{name} received: finishing the current step, then saving it (send it again to stop at once, without saving)\n",
+                 repeat_window: float = 2.0, # seconds in which a repeated signal counts as the same one
+                ):
+        self.message, self.repeat_window = message, repeat_window
+        self.signum, self._when, self._previous = None, 0.0, {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread(): # only the main thread may set handlers
+            for s in self.signals: self._previous[s] = signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        for s, handler in self._previous.items(): signal.signal(s, handler)
+        self._previous = {}
+
+    def _handle(self, signum, frame):
+        if self.signum is None:
+            self.signum, self._when = signum, time.monotonic()
+            if self.message: os.write(2, self.message.format(name=signal.Signals(signum).name).encode()) # no buffered I/O in a handler
+        elif time.monotonic() - self._when > self.repeat_window: raise KeyboardInterrupt
+
+# %% ../nbs/05_trainer.ipynb #02b2308c
+class _StopAtStepEnd(TrainerCallback):
+    "Save and stop at the end of the step in which a SIGINT/SIGTERM arrived (see `GracefulStop`)."
+    def __init__(self, trainer): self.trainer = trainer
+    def on_step_end(self, args, state, control, **kwargs):
+        t = self.trainer
+        asked = float(t._stop is not None and t._stop.signum is not None)
+        if t.accelerator.num_processes > 1: # every process stops after the same step
+            asked = float(t.accelerator.reduce(torch.tensor([asked], device=t.accelerator.device), reduction="sum").item())
+        if asked and state.global_step < state.max_steps:
+            control.should_save = control.should_training_stop = True
+            t._stopped_early = True
+        return control
+
+@patch
+def log(self: OneShotTrainer, logs: dict, start_time: float | None = None):
+    if self._stopped_early and "train_runtime" in logs: return # the summary of a run that will go on
+    return GRPOTrainer.log(self, logs, start_time)
+
+# %% ../nbs/05_trainer.ipynb #111256fa
+@patch
+def _save_checkpoint(self: OneShotTrainer, model, trial):
+    folder = Path(self._get_output_dir(trial=trial)) / f"checkpoint-{self.state.global_step}"
+    folder.mkdir(parents=True, exist_ok=True)
+    generate_every = self.args.steps_per_generation * self.num_iterations
+    torch.save({"micro_step": self._step, "loss_since_log": float(getattr(self, "_tr_loss", 0.0)),
+                "last_logged_step": getattr(self, "_globalstep_last_logged", self.state.global_step),
+                "logged_loss_sum": getattr(self, "_total_loss_scalar", 0.0),
+                "metrics": {k: [float(x) for x in v] for k, v in self._metrics["train"].items()},
+                "buffered_inputs": self._buffered_inputs if self._step % generate_every else None},
+               folder / f"oneshot_resume_{self.args.process_index}.pt")
+    if self.args.should_save:
+        (folder / "oneshot_run.json").write_text(json.dumps(run_settings(self.args, **self.run_info), indent=1))
+    GRPOTrainer._save_checkpoint(self, model, trial)
+
+@patch
+def _load_optimizer_and_scheduler(self: OneShotTrainer, checkpoint):
+    "TRL's, except that CPU processes load the optimizer state to 'cpu' (`transformers` asks for 'cpu:0', which torch.load rejects)."
+    if checkpoint is None or self.args.world_size == 1 or self.args.device.type != "cpu":
+        return GRPOTrainer._load_optimizer_and_scheduler(self, checkpoint)
+    load = torch.load
+    def load_to_cpu(*args, **kwargs):
+        if isinstance(kwargs.get("map_location"), torch.device) and kwargs["map_location"].type == "cpu": kwargs["map_location"] = "cpu"
+        return load(*args, **kwargs)
+    torch.load = load_to_cpu
+    try: return GRPOTrainer._load_optimizer_and_scheduler(self, checkpoint)
+    finally: torch.load = load
+
+@patch
+def _load_rng_state(self: OneShotTrainer, checkpoint):
+    GRPOTrainer._load_rng_state(self, checkpoint)
+    if checkpoint is None: return
+    path = Path(checkpoint) / f"oneshot_resume_{self.args.process_index}.pt"
+    if not path.exists(): # saved before these files existed: the counter follows from the step
+        self._step = self.state.global_step * self.args.gradient_accumulation_steps
+        return
+    device = self.accelerator.device
+    saved = torch.load(path, map_location="cpu" if device.type == "cpu" else device, weights_only=True)
+    self._step, self._buffered_inputs = saved["micro_step"], saved["buffered_inputs"]
+    self._tr_loss += saved["loss_since_log"]
+    self._globalstep_last_logged, self._total_loss_scalar = saved["last_logged_step"], saved["logged_loss_sum"]
+    self._metrics["train"].clear(); self._metrics["train"].update(saved["metrics"])
+
+# %% ../nbs/05_trainer.ipynb #f18ea41f
+def untied_missing_keys(model: nn.Module, # the model the checkpoint was loaded into
+                        missing: list[str], # the keys the checkpoint lacked
+                       ) -> list[str]:
+    "The keys of `missing` that are really missing: not tied to (the same tensor as) a key that was loaded."
+    tensors = {**dict(model.named_parameters(remove_duplicate=False)), **dict(model.named_buffers(remove_duplicate=False))}
+    aliases = {}
+    for name, t in tensors.items(): aliases.setdefault(id(t), []).append(name)
+    gone = set(missing)
+    return [k for k in missing if k not in tensors or all(n in gone for n in aliases[id(tensors[k])])]
+
+@patch
+def _issue_warnings_after_load(self: OneShotTrainer, load_result):
+    missing = untied_missing_keys(self.model, list(load_result.missing_keys))
+    unexpected = list(load_result.unexpected_keys)
+    return GRPOTrainer._issue_warnings_after_load(self, SimpleNamespace(missing_keys=missing, unexpected_keys=unexpected))
+
+# %% ../nbs/05_trainer.ipynb #b3a4af81
 @patch
 def _purge_tensorboard_after(self: OneShotTrainer, step: int):
     "Open the TensorBoard writer so that TensorBoard hides the events an earlier run logged after `step`."
@@ -772,12 +940,29 @@ def _purge_tensorboard_after(self: OneShotTrainer, step: int):
                                              purge_step=step + 1)
 
 @patch
+def _say(self: OneShotTrainer, message: str):
+    "Print one line from the main process."
+    if self.accelerator.is_main_process: print(message, flush=True)
+
+@patch
+def _resume_finished(self: OneShotTrainer, checkpoint: Path) -> TrainOutput:
+    "Load a finished run's checkpoint without training (and save `final/` if it is missing)."
+    self._load_from_checkpoint(str(checkpoint))
+    self.state = TrainerState.load_from_json(str(checkpoint / "trainer_state.json"))
+    self._say(f"{checkpoint.name} has finished the run's {self.state.global_step} steps; nothing to train "
+              "(ask for more steps to continue it)")
+    final = Path(self.args.output_dir) / "final"
+    if self._opt("save_final_model", False) and not final.is_dir(): self.save_model(str(final))
+    losses = [h["train_loss"] for h in self.state.log_history if "train_loss" in h]
+    return TrainOutput(self.state.global_step, losses[-1] if losses else float("nan"), {})
+
+@patch
 def train(self: OneShotTrainer,
           resume_from_checkpoint: str | bool | None = None, # True for the newest checkpoint-N in output_dir, or a path
           trial=None, # a hyper-parameter search trial (see transformers.Trainer.train)
           **kwargs,
          ):
-    "Train (see `transformers.Trainer.train`), keeping completions.jsonl consistent, saving on Ctrl-C and saving the final model."
+    "Train (see `transformers.Trainer.train`), keeping completions.jsonl consistent, stopping on signals after a saved step, and saving the final model."
     checkpoint = resume_from_checkpoint
     if checkpoint is True:
         checkpoint = last_complete_checkpoint(self.args.output_dir) if Path(self.args.output_dir).is_dir() else None
@@ -786,18 +971,33 @@ def train(self: OneShotTrainer,
                                "train without resuming or pass a checkpoint path")
     elif checkpoint and not Path(checkpoint).is_dir():
         raise OneShotError(f"checkpoint {checkpoint} does not exist; pass a checkpoint-N folder or resume_from_checkpoint=True")
-    start = _checkpoint_step(checkpoint) if checkpoint else 0
+    checkpoint = Path(checkpoint) if checkpoint else None
+    if checkpoint is not None:
+        differ = settings_differences(checkpoint_settings(checkpoint), run_settings(self.args, **self.run_info))
+        if differ: warnings.warn(f"{checkpoint} was trained with other settings: {'; '.join(differ)}")
+        if (checkpoint / "trainer_state.json").exists() and checkpoint_finished(checkpoint, self.args.max_steps):
+            return self._resume_finished(checkpoint)
+    start = checkpoint_step(checkpoint) if checkpoint else 0
     if self.accelerator.is_main_process and self._opt("log_completions_jsonl", False):
         dropped = truncate_jsonl_steps(self.completions_path, start)
         if dropped: warnings.warn(f"dropped {dropped} completion record(s) after step {start} from {self.completions_path}")
     if start: self._purge_tensorboard_after(start)
+    self._stop, self._stopped_early = GracefulStop(), False
     try:
-        output = GRPOTrainer.train(self, resume_from_checkpoint=checkpoint or None, trial=trial, **kwargs)
-    except KeyboardInterrupt:
-        saved = self.save_interrupt_checkpoint()
-        if saved is not None and self.accelerator.is_main_process:
-            print(f"Interrupted at step {self.state.global_step}; saved {saved}. "
-                  "Continue with trainer.train(resume_from_checkpoint=True).")
+        with self._stop:
+            output = GRPOTrainer.train(self, resume_from_checkpoint=str(checkpoint) if checkpoint else None, trial=trial, **kwargs)
+    except KeyboardInterrupt: # a second signal, or raised by other code: in the middle of a step, so nothing is saved
+        newest = last_complete_checkpoint(self.args.output_dir)
+        self._say(f"Stopped in step {self.state.global_step + 1} without saving it; "
+                  + (f"resuming continues from {newest.name}." if newest else "no checkpoint to resume from."))
         raise
+    finally: signum, self._stop = self._stop.signum, None
+    if self._stopped_early:
+        step = self.state.global_step
+        saved = Path(self.args.output_dir) / f"checkpoint-{step}"
+        message = (f"Stopped by {signal.Signals(signum).name} after step {step} of {self.state.max_steps} and saved {saved}; "
+                   f"resuming continues with step {step + 1}.")
+        self._say(message)
+        raise TrainingInterrupted(message, signum, saved, step)
     if self._opt("save_final_model", False): self.save_model(str(Path(self.args.output_dir) / "final"))
     return output
