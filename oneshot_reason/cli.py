@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
@@ -626,7 +627,9 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
         if is_main_process(): (out / "summary_before.json").write_text(json.dumps(summary, indent=2))
     elif heldout is not None:
         summary.update(json.loads((out / "summary_before.json").read_text()))
-    trainer = OneShotTrainer(model, rewards, args=config, train_dataset=train, processing_class=tokenizer)
+    trainer = OneShotTrainer(model, rewards, args=config, train_dataset=train, processing_class=tokenizer,
+                             run_info=dict(model=opts.model or "tiny", dataset=opts.data_path or opts.dataset or "synthetic",
+                                           reward_preset=summary["reward_preset"]))
     _use_console(trainer, console)
     if heldout is not None and opts.eval_steps: trainer.add_callback(heldout_callback(trainer, heldout, opts.eval_steps, console))
     if checkpoint is not None: console.line(f"resuming from {checkpoint} (step {_checkpoints(out)[0][0]} of {config.max_steps})")
@@ -853,9 +856,9 @@ def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
         if not isinstance(e, SettingError): message = cli_words(message, list(vars(args)), yaml_keys)
         print(f"oneshot-reason: error: {message}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e: # SIGINT, or SIGTERM after the trainer saved its step (`TrainingInterrupted`)
         print("oneshot-reason: interrupted; run the same command with --resume to continue from the newest checkpoint", file=sys.stderr)
-        return 130
+        return 128 + getattr(e, "signum", signal.SIGINT) # 130 for SIGINT, 143 for SIGTERM, as shells report them
     return 0
 
 # %% ../nbs/11_cli.ipynb #b5caa533
