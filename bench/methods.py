@@ -144,7 +144,7 @@ def interval(values: list[float]) -> tuple[float, float, float]:
     m = statistics.mean(values)
     if len(values) < 2: return m, m, m
     half = T_975.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
-    return m, m - half, m + half
+    return m, max(0.0, m - half), min(1.0, m + half) # accuracies: clipped to [0, 1]
 
 def summarise(cfg: dict, runs: list[dict], starts: dict) -> dict:
     "The chosen rates and the table (held-out accuracy over the seeds at the chosen rate, wall time)."
@@ -182,7 +182,7 @@ def main():
     if args.settings: cfg["settings"] = {k: v for k, v in cfg["settings"].items() if k in args.settings}
     if args.methods: cfg["methods"] = {k: v for k, v in cfg["methods"].items() if k in args.methods}
     old = json.loads(args.out.read_text()) if args.out.exists() else {}
-    same = all(old.get("config", {}).get(k) == cfg[k] for k in ("steps", "lr_grid", "n_val", "n_eval", "batch", "n_train", "select_on"))
+    same = all(old.get("config", {}).get(k) == cfg[k] for k in ("steps", "lr_grid", "n_val", "n_eval", "batch", "n_train"))
     runs = [r for r in old.get("runs", []) if same and r["setting"] in cfg["settings"] and r["method"] in cfg["methods"]]
     start = time.time()
     starts = {}
@@ -195,7 +195,7 @@ def main():
         result = {"config": cfg, "start": starts, "runs": sorted(runs, key=key), **summarise(cfg, runs, starts),
                   "selection": f"learning rate chosen per method on the final validation accuracy of seeds {cfg['select_seeds']} "
                                f"of the {cfg.get('select_on') or 'same'} setting, then run on every seed in {cfg['seeds']}",
-                  "interval": "mean over seeds and 95% t-interval (t with n-1 degrees of freedom)",
+                  "interval": "mean over seeds and 95% t-interval (t with n-1 degrees of freedom), clipped to [0, 1]",
                   "load": f"{cfg['parallel']} runs at once, one thread each, nice 10, on a 2-core machine shared with other jobs",
                   "total_wall_seconds": round(time.time() - start + old.get("total_wall_seconds", 0) * same, 1)}
         args.out.parent.mkdir(parents=True, exist_ok=True)
