@@ -19,7 +19,7 @@ from .core import OneShotError
 from .trainer import TrainerMethod, register_method
 
 # %% auto #0
-__all__ = ['SITES', 'decoder_layers', 'final_norm', 'internal_policy', 'internal_logits', 'internal_logprobs',
+__all__ = ['SITES', 'PAPER_SITES', 'decoder_layers', 'final_norm', 'internal_policy', 'internal_logits', 'internal_logprobs',
            'internal_policy_schedule', 'entropy_flow', 'entropy_change', 'default_internal_layer', 'BupoMethod']
 
 # %% ../nbs/08_bupo.ipynb #cfb06b61
@@ -147,7 +147,8 @@ def internal_policy_schedule(step: int, # the training step in progress, 1-based
     return step <= iterative_steps
 
 # %% ../nbs/08_bupo.ipynb #a6f8258a
-SITES = ("input", "attention", "after_attention", "mlp", "output") # the entropy-flow sites, in order
+SITES = ("input", "attention_input", "attention", "after_attention", "mlp_input", "mlp", "output") # in order
+PAPER_SITES = ("input", "attention", "mlp", "output") # the four the paper's entropy-flow figure draws
 
 def _entropy(logits: torch.Tensor) -> torch.Tensor:
     "Entropy in nats of softmax(logits) over the last axis, computed in float32."
@@ -193,6 +194,9 @@ def entropy_flow(model: nn.Module, # a causal LM, possibly wrapped by PEFT
             h = args[0] if args else kwargs["hidden_states"]
             residual_in[l] = h; record(l, "input", h)
         return f
+    def on_module_input(l, site):  # what the sublayer reads: its normed input
+        def f(mod, args, kwargs): record(l, site, args[0] if args else kwargs["hidden_states"])
+        return f
     def on_attention(l):
         def f(mod, args, out):
             a = _first(out); record(l, "attention", a); record(l, "after_attention", residual_in[l] + a)
@@ -205,9 +209,13 @@ def entropy_flow(model: nn.Module, # a causal LM, possibly wrapped by PEFT
     handles = []
     try:
         for l, layer in enumerate(layers):
+            attn = _submodule(layer, ("self_attn", "attn", "attention"), "attention")
+            mlp = _submodule(layer, ("mlp", "feed_forward", "ffn"), "MLP")
             handles += [layer.register_forward_pre_hook(on_layer_input(l), with_kwargs=True),
-                        _submodule(layer, ("self_attn", "attn", "attention"), "attention").register_forward_hook(on_attention(l)),
-                        _submodule(layer, ("mlp", "feed_forward", "ffn"), "MLP").register_forward_hook(on_mlp(l)),
+                        attn.register_forward_pre_hook(on_module_input(l, "attention_input"), with_kwargs=True),
+                        attn.register_forward_hook(on_attention(l)),
+                        mlp.register_forward_pre_hook(on_module_input(l, "mlp_input"), with_kwargs=True),
+                        mlp.register_forward_hook(on_mlp(l)),
                         layer.register_forward_hook(on_layer_output(l))]
         with torch.no_grad(): owner(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
     finally:
@@ -215,15 +223,23 @@ def entropy_flow(model: nn.Module, # a causal LM, possibly wrapped by PEFT
     return pd.DataFrame([{"layer": l, "site": s, "entropy": sums[(l, s)]} for l in range(len(layers)) for s in SITES])
 
 # %% ../nbs/08_bupo.ipynb #62b43c74
+_CHANGE_SITES = {"module_input": ("input", "attention_input", "attention", "mlp_input", "mlp", "output"),
+                 "residual": ("input", "after_attention", "output")}
+
 def entropy_change(flow: pd.DataFrame, # an `entropy_flow` table (layer, site, entropy)
+                   view: str = "module_input", # 'module_input' (BuPO's): a module against its normed input; 'residual'
                   ) -> pd.DataFrame:
-    "Per-layer entropy change of the layer, its attention and its MLP: H(residual after) - H(residual before)."
-    need = {"input", "after_attention", "output"}
+    "Per-layer entropy change H(out) - H(in) of the layer (residuals) and of its attention and MLP (see `view`)."
+    if view not in _CHANGE_SITES: raise OneShotError(f"unknown view {view!r}; use 'module_input' (BuPO's) or 'residual'")
+    need = set(_CHANGE_SITES[view])
     if not {"layer", "site", "entropy"} <= set(flow.columns) or not need <= set(flow.site):
-        raise OneShotError(f"entropy_change needs an entropy_flow table with sites {sorted(need)}; "
-                           "pass the DataFrame entropy_flow returned")
+        raise OneShotError(f"entropy_change(view={view!r}) needs an entropy_flow table with sites {sorted(need)}; "
+                           "pass the DataFrame entropy_flow returns")
     w = flow.pivot_table(index="layer", columns="site", values="entropy")
-    deltas = {"layer": w.output - w.input, "attention": w.after_attention - w.input, "mlp": w.output - w.after_attention}
+    if view == "module_input":
+        deltas = {"layer": w.output - w.input, "attention": w.attention - w.attention_input, "mlp": w.mlp - w.mlp_input}
+    else:
+        deltas = {"layer": w.output - w.input, "attention": w.after_attention - w.input, "mlp": w.output - w.after_attention}
     rows = [{"layer": int(l), "module": mod, "delta": float(d[l])} for l in w.index for mod, d in deltas.items()]
     return pd.DataFrame(rows)
 

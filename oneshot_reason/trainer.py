@@ -215,7 +215,7 @@ def get_method(name: str) -> type[TrainerMethod]:
     return _METHODS[name]
 
 # %% ../nbs/05_trainer.ipynb #d734b3a7
-LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo")
+LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo", "luffy") # luffy: algo luffy only
 _FORMATS = ("xml", "hash", "think", "boxed")
 
 def _prompt_formats() -> tuple[str, ...]:
@@ -248,8 +248,9 @@ class OneShotConfig(GRPOConfig):
     # --- BuPO: internal layer policies ---
     internal_layer: int | None = field(default=None, metadata={"help": "BuPO layer k whose logit lens "
         "softmax(lm_head(h_k)/T) is trained in phase 1 (reference: 5 for Qwen3-4B); None lets BuPO choose."})
-    iterative_steps: int = field(default=30, metadata={"help": "BuPO phase-1 length in optimizer steps "
-        "(reference: 30 of 300)."})
+    iterative_steps: int = field(default=30, metadata={"help": "BuPO phase-1 length, counted in optimizer steps "
+        "(trainer.state.global_step). BuPO's script counts rollout batches: 30 of 300, each batch 4 optimizer steps "
+        "(128 prompts, mini-batches of 32), so phase 1 is the first 10% of training there."})
     internal_norm: bool = field(default=False, metadata={"help": "BuPO: apply the final norm before lm_head "
         "(the reference code does not)."})
     # --- outputs ---
@@ -386,11 +387,16 @@ PRESETS: dict[str, Callable[[], dict]] = {
                          cross_path_temperature=0.1, prompt_format="hash", logging_steps=1),
     "luffy": lambda: dict(algo="luffy", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
                           entropy_coef=0.001, scale_rewards="none", luffy_scale_rewards=False,
-                          luffy_clip_on_policy=False, off_policy_gamma=0.1, loss_type="dr_grpo", num_generations=8,
-                          per_device_train_batch_size=8, prompt_format="think", logging_steps=1),
+                          luffy_clip_on_policy=False, off_policy_gamma=0.1, loss_type="luffy", num_generations=8,
+                          # LUFFY's exp_scripts/train.sh: ppo_micro_batch_size = ppo_mini_batch_size = 64 prompts x 8
+                          # rollouts over 8 GPUs, i.e. micro-batches of 64 completions and no gradient accumulation;
+                          # its loss sums over the micro-batch and divides by the padded length (max_completion_length)
+                          per_device_train_batch_size=64, gradient_accumulation_steps=1, prompt_format="think",
+                          logging_steps=1),
     "bupo": lambda: dict(algo="bupo", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
                          num_generations=8, per_device_train_batch_size=8, epsilon=0.2, epsilon_high=0.2, internal_layer=None,
-                         iterative_steps=30, internal_norm=False, prompt_format="boxed", logging_steps=1),
+                         # BuPO's 30 rollout batches of 4 updates; here iterative_steps counts optimizer steps
+                         iterative_steps=120, internal_norm=False, prompt_format="boxed", logging_steps=1),
     "cpu-demo": lambda: dict(num_generations=8, per_device_train_batch_size=64, gradient_accumulation_steps=1,
                              max_completion_length=64, max_steps=200, learning_rate=5e-5, lr_scheduler_type="constant",
                              warmup_steps=0, beta=0.0, temperature=1.0, logging_steps=5, save_steps=50,
@@ -697,6 +703,7 @@ def aggregate_token_loss(self: OneShotTrainer,
     if lt in ("grpo", "sapo"): return (masked.sum(-1) / mask.sum(-1).clamp(min=1.0)).mean() / accumulation
     if lt == "bnpo": return masked.sum() / mask.sum().clamp(min=1.0) / accumulation
     if lt == "dr_grpo": return masked.sum() / (per_token_loss.size(0) * self.max_completion_length) / accumulation
+    if lt == "luffy": return masked.sum() / self.max_completion_length / accumulation # no division by the rows
     if lt == "luspo": return masked.sum(-1).mean() / accumulation
     normalizer = inputs["num_items_in_batch"].clamp(min=1.0) / self.accelerator.num_processes # dapo, cispo, vespo
     if mode == "train": normalizer = normalizer * self.current_gradient_accumulation_steps / self.args.steps_per_generation
