@@ -319,6 +319,9 @@ class OneShotConfig(GRPOConfig):
             raise OneShotError(f"iterative_steps={self.iterative_steps} must be >= 0")
         if self.loss_type not in LOSS_TYPES:
             raise OneShotError(f"unknown loss_type {self.loss_type!r}; choose one of {', '.join(LOSS_TYPES)}")
+        if self.loss_type == "luffy" and "luffy" not in methods:
+            raise OneShotError("loss_type='luffy' is LUFFY's reduction, applied by its method; use algo='luffy' (or "
+                               "'m3po+luffy') or another loss_type")
         if self.scale_rewards not in ("group", "batch", "none", True, False):
             raise OneShotError(f"unknown scale_rewards {self.scale_rewards!r}; choose 'group', 'batch' or 'none'")
         if "luffy" in methods: self.scale_rewards = "group" if self.luffy_scale_rewards else "none"
