@@ -79,11 +79,13 @@ class Pictures:
 
 
 def tidy_outputs(outputs: list[dict], pictures: Pictures) -> list[dict]:
-    "Drop stderr streams; give each plotly figure a PNG and drop its HTML copy."
+    "Drop stderr streams and empty results; give each plotly figure a PNG and drop its HTML copy."
     kept = []
     for out in outputs:
         if out.get("output_type") == "stream" and out.get("name") == "stderr": continue
         data = out.get("data") or {}
+        if out.get("output_type") in ("execute_result", "display_data") and not data:
+            continue  # a figure displays itself and leaves an empty result behind
         if PLOTLY in data:
             data.pop("text/html", None)
             figure = data[PLOTLY]
