@@ -401,7 +401,7 @@ PRESETS: dict[str, Callable[[], dict]] = {
                          # BuPO's 30 rollout batches of 4 updates; here iterative_steps counts optimizer steps
                          iterative_steps=120, internal_norm=False, prompt_format="boxed", logging_steps=1),
     "cpu-demo": lambda: dict(num_generations=8, per_device_train_batch_size=64, gradient_accumulation_steps=1,
-                             max_completion_length=64, max_steps=200, learning_rate=5e-5, lr_scheduler_type="constant",
+                             max_completion_length=64, max_steps=15, learning_rate=5e-5, lr_scheduler_type="constant",
                              warmup_steps=0, beta=0.0, temperature=1.0, logging_steps=5, save_steps=50,
                              use_cpu=True, bf16=False, gradient_checkpointing=False, dataloader_num_workers=0,
                              prompt_format="xml"),

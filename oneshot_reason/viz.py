@@ -28,10 +28,11 @@ from plotly.subplots import make_subplots
 from .core import OneShotError, iter_jsonl, read_jsonl
 
 # %% auto #0
-__all__ = ['PALETTE', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'set_light_renderer', 'read_scalars', 'read_completions', 'smooth',
-           'reward_curve', 'length_curve', 'scalar_curves', 'accuracy_bars', 'curves_with_bands', 'group_weights',
-           'cross_path_heatmap', 'cross_path_lines', 'entropy_flow_figure', 'entropy_change_figure', 'group_html',
-           'weights_html', 'CompletionsExplorer', 'completions_explorer', 'write_report']
+__all__ = ['PALETTE', 'SCALAR_LABELS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'set_light_renderer', 'read_scalars',
+           'read_completions', 'smooth', 'coinciding', 'reward_curve', 'length_curve', 'scalar_curves', 'accuracy_bars',
+           'curves_with_bands', 'group_weights', 'cross_path_heatmap', 'cross_path_lines', 'entropy_flow_figure',
+           'entropy_change_figure', 'group_html', 'weights_html', 'CompletionsExplorer', 'completions_explorer',
+           'signal_groups', 'spread_samples', 'write_report']
 
 # %% ../nbs/10_viz.ipynb #21138b94
 def set_light_renderer(renderer: str | None = None, # a plotly renderer name; None: `colab` in Colab, else `plotly_mimetype+notebook_connected`
@@ -197,9 +198,12 @@ def _tag(scalars: pd.DataFrame, tag: str) -> pd.Series | None:
 def _title(title: str, subtitle: str | None = None) -> dict:
     return dict(text=title + (f"<br><sup>{html.escape(subtitle)}</sup>" if subtitle else ""), x=0.01)
 
+_DASHES = ["solid", "dash", "dot", "dashdot", "longdash"]
+_SYMBOLS = ["circle", "square-open", "diamond-open", "triangle-up-open", "x-thin-open", "star-open"]
+
 def _line_figure(series: dict[str, pd.Series], # name -> curve indexed by step
                  smoothing: float, title: str, subtitle: str, y_title: str, x_title: str = "training step") -> go.Figure:
-    "One line per curve, the first one bolder; with smoothing, the raw curves stay visible, faint."
+    "One line per curve, the first one bolder and solid, the others each with a dash and an open marker of their own."
     fig = go.Figure()
     for k, (name, curve) in enumerate(series.items()):
         color, x, y = PALETTE[k % len(PALETTE)], curve.index.to_numpy(), curve.to_numpy(dtype=float)
@@ -207,11 +211,32 @@ def _line_figure(series: dict[str, pd.Series], # name -> curve indexed by step
             fig.add_scatter(x=x, y=y, mode="lines", name=f"{name} (raw)", legendgroup=name, showlegend=False,
                             line=dict(color=color, width=1), opacity=0.3, hoverinfo="skip")
             y = smooth(y, smoothing)
-        fig.add_scatter(x=x, y=y, mode="lines+markers" if len(x) <= 30 else "lines", name=name, legendgroup=name,
-                        line=dict(color=color, width=2.5 if k == 0 else 1.5), marker=dict(size=5))
+        # curves that coincide (two format rewards both at 1.0) stay apart: each its own dash and marker, the later
+        # ones' markers smaller, so a marker drawn over another leaves it visible around its own
+        marker = dict(size=max(5, 11 - 2 * k) if k else 6, symbol=_SYMBOLS[k % len(_SYMBOLS)], line=dict(width=1.5, color=color))
+        fig.add_scatter(x=x, y=y, mode="lines+markers" if len(x) <= 60 else "lines", name=name, legendgroup=name,
+                        line=dict(color=color, width=2.5 if k == 0 else 1.5, dash=_DASHES[k % len(_DASHES)]), marker=marker)
     fig.update_layout(title=_title(title, subtitle), xaxis_title=x_title, yaxis_title=y_title, template="plotly_white",
                       hovermode="x unified", legend=dict(orientation="h", y=-0.2))
     return fig
+
+def _and(names: Sequence[str]) -> str:
+    "'a', 'a and b', 'a, b and c'."
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+def coinciding(series: dict[str, pd.Series], # name -> curve indexed by step
+               tol: float = 1e-6, # largest difference still drawn as the same point
+              ) -> list[list[str]]:
+    "Groups of two or more curves with the same steps and values (within `tol`), which would be drawn over each other."
+    groups: list[list[str]] = []
+    for name, curve in series.items():
+        for group in groups:
+            other = series[group[0]]
+            if curve.index.equals(other.index) and np.allclose(curve.to_numpy(float), other.to_numpy(float), atol=tol, rtol=0, equal_nan=True):
+                group.append(name); break
+        else: groups.append([name])
+    return [g for g in groups if len(g) > 1]
 
 def reward_curve(source: str | Path | pd.DataFrame, # a run folder, read_scalars(...) or read_completions(...)
                  smoothing: float = 0.0, # TensorBoard-style smoothing weight in [0, 1)
@@ -233,7 +258,9 @@ def reward_curve(source: str | Path | pd.DataFrame, # a run folder, read_scalars
     if not series:
         raise OneShotError(f"no reward found in {source if not isinstance(source, pd.DataFrame) else 'the table'}: it needs TensorBoard "
                            "scalars (train/reward) or completion records; train with report_to='tensorboard' or log_completions_jsonl=True")
-    return _line_figure(series, smoothing, title, origin + (f", smoothing {smoothing:g}" if smoothing else ""), "mean reward per completion")
+    same = coinciding(series)
+    subtitle = origin + (f", smoothing {smoothing:g}" if smoothing else "") + "".join(f"; {_and(names)} coincide" for names in same)
+    return _line_figure(series, smoothing, title, subtitle, "mean reward per completion")
 
 # %% ../nbs/10_viz.ipynb #245c344b
 def _band(fig: go.Figure, x, lower, upper, color: str, name: str, legendgroup: str, **subplot):
@@ -269,20 +296,28 @@ def length_curve(source: str | Path | pd.DataFrame, # a run folder, read_scalars
     return fig
 
 # %% ../nbs/10_viz.ipynb #0c4d1381
+SCALAR_LABELS = {"loss": "loss", "kl": "KL to the reference policy", "entropy": "entropy (nats per token)",
+                 "grad_norm": "gradient norm", "reward_std": "reward standard deviation"} # panel titles of known tags
+_SHORT = {"kl": "KL", "entropy": "entropy", "grad_norm": "gradient norm", "reward_std": "reward spread"}
+
 def scalar_curves(source: str | Path | pd.DataFrame, # a run folder or read_scalars(...)
                   tags: Sequence[str] = ("loss", "kl", "entropy"), # tags, with or without the 'train/' prefix; missing ones are left out
                   smoothing: float = 0.0, # smoothing weight in [0, 1)
-                  title: str = "Loss, KL and entropy", # the figure's title
+                  title: str | None = None, # the figure's title; None names the curves drawn ('Loss and entropy')
                   cols: int = 3, # plots per row
                  ) -> go.Figure:
-    "Small line plots of TensorBoard scalars, one per tag."
+    "Small line plots of TensorBoard scalars, one per tag that was logged; the title names only those."
     _check_source(source)
     scalars = _scalars(source)
     if scalars is None: raise OneShotError("no TensorBoard scalars found; train with report_to='tensorboard', or pass read_scalars(run_dir)")
     curves = {tag: c for tag in tags if (c := _tag(scalars, tag)) is not None}
     if not curves: raise OneShotError(f"none of the tags {list(tags)} was logged; logged tags: {sorted(set(scalars.tag))}")
+    bare = {tag: tag.removeprefix("train/") for tag in curves}
+    if title is None:
+        title = _and([_SHORT.get(b, b) for b in bare.values()]); title = title[0].upper() + title[1:]
     cols = min(cols, len(curves)); rows = math.ceil(len(curves) / cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=list(curves), horizontal_spacing=0.08, vertical_spacing=0.15)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[SCALAR_LABELS.get(b, b) for b in bare.values()],
+                        horizontal_spacing=0.08, vertical_spacing=0.15)
     for k, (tag, curve) in enumerate(curves.items()):
         where = dict(row=k // cols + 1, col=k % cols + 1)
         y = curve.to_numpy(float)
@@ -330,14 +365,21 @@ def accuracy_bars(summaries: dict | str | Path | Sequence[dict | str | Path], # 
     return fig
 
 # %% ../nbs/10_viz.ipynb #11a9dd57
+def _count_noun(plural: str, n: int) -> str:
+    "'seeds' for several, 'seed' for one."
+    return plural[:-1] if n == 1 and plural.endswith("s") else plural
+
 def curves_with_bands(df: pd.DataFrame, # tidy table with columns step, value, seed and method (names set by x, y)
-                      title: str = "Mean over seeds, band: one standard deviation", # the figure's title
+                      title: str | None = None, # the figure's title; None: 'Mean over <over>, band: one standard deviation'
                       y_title: str = "reward", # the y axis label
                       smoothing: float = 0.0, # smooth each seed's curve first, weight in [0, 1)
                       x: str = "step", # the column of the x axis
                       y: str = "value", # the column of the values
+                      over: str = "seeds", # what the `seed` column counts, plural ('seeds', 'prompts'): the legend says '(8 prompts)'
+                      clip: tuple[float, float] | None = None, # the values' possible range (e.g. a reward's 0 to 1.2); the band stays inside it
                      ) -> go.Figure:
-    "Per method, the mean curve over seeds with a +/- one standard deviation band."
+    "Per method, the mean curve over seeds (or whatever the `seed` column holds) with a +/- one standard deviation band."
+    if clip is not None and not clip[0] < clip[1]: raise OneShotError(f"clip must be (low, high) with low < high, got {clip}")
     missing = [c for c in (x, y, "seed", "method") if c not in df.columns]
     if missing: raise OneShotError(f"curves_with_bands needs columns {x}, {y}, seed and method; missing {missing}")
     data = df[[x, y, "seed", "method"]].dropna(subset=[y]).sort_values(["method", "seed", x], kind="stable")
@@ -349,10 +391,13 @@ def curves_with_bands(df: pd.DataFrame, # tidy table with columns step, value, s
     for k, method in enumerate(pd.unique(df["method"].dropna())):
         s, color = stats[stats.method == method], PALETTE[k % len(PALETTE)]
         seeds = data[data.method == method].seed.nunique()
-        _band(fig, s[x].to_numpy(), (s["mean"] - s["std"]).to_numpy(), (s["mean"] + s["std"]).to_numpy(), color, f"{method} ± std", str(method))
-        fig.add_scatter(x=s[x].to_numpy(), y=s["mean"].to_numpy(), mode="lines", name=f"{method} ({seeds} seed{'s' * (seeds > 1)})",
+        lower, upper = (s["mean"] - s["std"]).to_numpy(), (s["mean"] + s["std"]).to_numpy()
+        if clip is not None: lower, upper = np.clip(lower, *clip), np.clip(upper, *clip)
+        _band(fig, s[x].to_numpy(), lower, upper, color, f"{method} ± std", str(method))
+        fig.add_scatter(x=s[x].to_numpy(), y=s["mean"].to_numpy(), mode="lines", name=f"{method} ({seeds} {_count_noun(over, seeds)})",
                         legendgroup=str(method), line=dict(color=color, width=2), customdata=np.stack([s["std"], s["count"]], -1),
-                        hovertemplate="%{y:.3f} ± %{customdata[0]:.3f} (%{customdata[1]} seeds)")
+                        hovertemplate="%{y:.3f} ± %{customdata[0]:.3f} (%{customdata[1]} " + over + ")")
+    title = title if title is not None else f"Mean over {over}, band: one standard deviation"
     fig.update_layout(title=_title(title), xaxis_title=x if x != "step" else "training step", yaxis_title=y_title,
                       template="plotly_white", hovermode="x unified", legend=dict(orientation="h", y=-0.2))
     return fig
@@ -458,8 +503,6 @@ def cross_path_lines(source: Any, # (T, G, G) weights, a group's records, or a r
 # %% ../nbs/10_viz.ipynb #4075429f
 ENTROPY_SITES = {"input": "input residual", "attention": "attention output", "mlp": "MLP output", "output": "output residual"}
 ENTROPY_COMPONENTS = {"layer": "layer: H(out) - H(in)", "attention": "attention", "mlp": "MLP"}
-_DASHES = ["solid", "dash", "dot", "dashdot", "longdash"]
-
 def _tidy(df: pd.DataFrame, key: str, value: str, allowed: dict, what: str) -> pd.DataFrame:
     "A tidy (layer, key, value[, method]) table from a tidy or a wide one, checked against the allowed keys."
     if "layer" not in df.columns: raise OneShotError(f"{what} needs a 'layer' column; got {list(df.columns)}")
@@ -669,6 +712,25 @@ def completions_explorer(source: str | Path | pd.DataFrame | Sequence[dict], # a
     return CompletionsExplorer(read_completions(source, group_size=group_size), max_chars=max_chars)
 
 # %% ../nbs/10_viz.ipynb #c7780a25
+def signal_groups(completions: pd.DataFrame, # read_completions(...) of a run
+                  step: int, # the training step
+                  tol: float = 1e-9, # smallest difference of rewards that counts
+                 ) -> list[int]:
+    "The groups of `step` whose rewards differ (non-zero advantages), widest range of rewards first (ties: lower group first)."
+    rows = completions[completions.step == step]
+    spread = rows.groupby("group")["reward"].agg(lambda r: float(np.nanmax(r) - np.nanmin(r)) if r.notna().any() else 0.0)
+    spread = spread[spread > tol]
+    return [int(g) for g in sorted(spread.index, key=lambda g: (-spread[g], g))]
+
+def spread_samples(group: pd.DataFrame, # one group's completion records
+                   n: int = 4, # how many to keep
+                  ) -> pd.DataFrame:
+    "Up to `n` completions of a group spanning its rewards (highest, lowest, second highest, ...), in path order."
+    ranked = group.sort_values(["reward", "path"], ascending=[False, True], kind="stable")
+    order = [ranked.index[i // 2] if i % 2 == 0 else ranked.index[-1 - i // 2] for i in range(len(ranked))]
+    return group.loc[list(dict.fromkeys(order))[:n]].sort_values("path", kind="stable")
+
+# %% ../nbs/10_viz.ipynb #24b3513b
 def _figure_html(fig: go.Figure, n: int) -> str:
     return fig.to_html(full_html=False, include_plotlyjs=False, auto_play=False, div_id=f"osr-figure-{n}",
                        config={"displaylogo": False, "responsive": True})
@@ -686,7 +748,8 @@ def _format(value: Any) -> str:
 _PAGE_CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
 .osr-note{color:#777;font-style:italic}.osr-table{border-collapse:collapse;margin:.5em 0}
-.osr-table td,.osr-table th{border:1px solid #ddd;padding:4px 10px;text-align:left}"""
+.osr-table td,.osr-table th{border:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top}
+.osr-table td{white-space:pre-wrap}"""
 
 def write_report(run_dir: str | Path, # the run folder (output_dir of training or evaluation)
                  output: str | Path = "report.html", # the page to write; a relative path is taken inside run_dir
@@ -724,40 +787,55 @@ def write_report(run_dir: str | Path, # the run folder (output_dir of training o
     if _event_files(run_dir) or (run_dir / "completions.jsonl").exists():
         attempt(lambda: reward_curve(run_dir, smoothing=smoothing), "No reward curve")
         attempt(lambda: length_curve(run_dir, smoothing=smoothing), "No length curve")
-        if _event_files(run_dir): attempt(lambda: scalar_curves(run_dir, smoothing=smoothing), "No loss, KL or entropy curve")
+        if _event_files(run_dir):
+            attempt(lambda: scalar_curves(run_dir, smoothing=smoothing), "No loss or entropy curve")
+            if not any(tag.endswith("/kl") or tag == "kl" for tag in set(read_scalars(run_dir).tag)):
+                note("No KL curve: the run's loss has no KL term (beta = 0), so none was logged.")
     else: note("No TensorBoard event files and no completions.jsonl: nothing was logged yet (train with report_to='tensorboard').")
 
     body.append("<h2>Evaluation</h2>")
-    summaries = sorted((run_dir / "eval").glob("*_summary.json")) if (run_dir / "eval").is_dir() else []
+    summaries = sorted(run_dir.glob("eval*/*_summary.json"))
     if summaries:
         rows, metric_names = [], {}
         for file in summaries:
             s = json.loads(file.read_text(encoding="utf-8"))
             metrics = s.get("metrics", {}) or {}
             metric_names.update(dict.fromkeys(metrics))
-            rows.append({"benchmark": s.get("benchmark", file.name[: -len("_summary.json")]), "model": s.get("model", ""),
+            rows.append({"folder": file.parent.name, "benchmark": s.get("benchmark", file.name[: -len("_summary.json")]), "model": s.get("model", ""),
                          "problems": s.get("n_problems", ""), "samples": s.get("n_samples", ""), "temperature": s.get("temperature", ""),
                          **{k: f"{v:.1%}" if isinstance(v, (int, float)) else v for k, v in metrics.items()}, "seconds": s.get("seconds", "")})
-        body.append(_table_html(rows, ["benchmark", "model", "problems", "samples", "temperature", *metric_names, "seconds"]))
+        body.append(_table_html(rows, ["folder", "benchmark", "model", "problems", "samples", "temperature", *metric_names, "seconds"]))
         for file in summaries:
             records_file = file.with_name(file.name[: -len("_summary.json")] + ".jsonl")
             if not records_file.exists(): continue
             samples = list(itertools.islice(iter_jsonl(records_file), 2))
-            body.append(f"<h3>{html.escape(records_file.stem)}: first problems</h3>")
+            body.append(f"<h3>{html.escape(file.parent.name)}/{html.escape(records_file.stem)}: first problems</h3>")
             body.append(_table_html([{"question": r.get("question", ""), "reference": r.get("reference", ""),
                                       "answer": (r.get("answers") or [""])[0], "correct": (r.get("correct") or [""])[0],
                                       "completion": str((r.get("completions") or [""])[0])[:1500]} for r in samples],
                                     ["question", "reference", "answer", "correct", "completion"]))
-    else: note("No evaluation summaries under eval/: run `oneshot-reason eval` with this folder as output_dir.")
+    else: note("No evaluation summaries in the run's eval*/ folders: evaluate its final model with "
+               f"`oneshot-reason eval --model {run_dir / 'final'}`.")
 
     body.append("<h2>Sample completions</h2>")
     completions = read_completions(run_dir) if (run_dir / "completions.jsonl").exists() else None
     if completions is not None and len(completions):
         steps = sorted(set([int(completions.step.min()), int(completions.step.max())]))
+        body.append('<p class="osr-note">At each step, the group whose rewards differ most: a group whose completions all got '
+                    "the same reward has advantage 0 and teaches nothing. Shown: the best and the worst completions of the group, "
+                    f"up to {n_samples}.</p>")
         for k, step in enumerate(steps):
             rows = completions[completions.step == step]
-            rows = rows[rows.group == rows.group.min()].head(n_samples)
-            body.append(f"<h3>{'first' if k == 0 else 'last'} logged step: {step}</h3>" + group_html(rows, max_chars=2000, css=(k == 0)))
+            groups, n_groups = signal_groups(completions, step), rows.group.nunique()
+            group = groups[0] if groups else int(rows.group.min())
+            chosen = rows[rows.group == group]
+            shown = spread_samples(chosen, n_samples)
+            why = (f"group {group}: rewards from {_number(chosen.reward.min())} to {_number(chosen.reward.max())}; "
+                   f"{len(groups)} of {n_groups} groups at this step had rewards that differ" if groups else
+                   f"all {n_groups} groups at this step had equal rewards (no learning signal); group {group}")
+            body.append(f"<h3>{'first' if k == 0 else 'last'} logged step: {step}</h3>"
+                        f'<p class="osr-note">{html.escape(why)}; {len(shown)} of its {len(chosen)} completions shown.</p>'
+                        + group_html(shown, max_chars=2000, css=(k == 0)))
         if "cross_path_weights" in completions and completions.cross_path_weights.notna().any():
             body.append("<h2>M3PO per-path attention weights</h2>")
             attempt(lambda: cross_path_heatmap(completions), "No attention heatmap")
