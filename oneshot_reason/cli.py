@@ -61,7 +61,7 @@ class TrainOptions:
     n_eval: int = _opt(200, "held-out problems evaluated before and after training (offline demo; 0 skips)")
     eval_steps: int = _opt(50, "also evaluate them every N steps, into heldout.jsonl (offline demo; 0: only before and after)")
     internal_layer: int | None = _opt(None, "BuPO: the layer whose policy is optimised first (default: BuPO's choice)")
-    iterative_steps: int | None = _opt(None, "BuPO: steps of the internal-layer phase (default: the preset's, 30)")
+    iterative_steps: int | None = _opt(None, "BuPO: optimizer steps of the internal-layer phase (default: the preset's: 5 offline, 120 in bupo)")
     trainer: dict = _opt(None, "any other OneShotConfig field (YAML only)", factory=dict)
 
     @property

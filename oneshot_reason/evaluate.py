@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 from .core import OneShotError, append_jsonl, is_main_process, set_seed, shared_data_dir
 from .data import BENCHMARKS, build_prompt, load_benchmark, synthetic_problems
 from .models import load_policy
-from .rewards import check_answer, extract_answer, normalize_number
+from .rewards import check_answer, extract_answer, normalize_number, warm_up_grader
 
 # %% auto #0
 __all__ = ['BENCHMARK_NAMES', 'SYNTHETIC_SIZE', 'pass_at_k', 'avg_at_k', 'answer_key', 'majority_index', 'maj_at_k',
@@ -323,6 +323,7 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
     if n_samples < 1: raise OneShotError(f"n_samples must be >= 1, got {n_samples}")
     if temperature < 0: raise OneShotError(f"temperature must be >= 0, got {temperature}; use 0 for greedy decoding")
     name, data = _benchmark_rows(benchmark, limit, format, data_path)
+    warm_up_grader(timeout=0) # math-verify's worker starts while the model generates
     if len(data) == 0: raise OneShotError(f"benchmark {name!r} has no problems to evaluate; check data_path= and limit=")
     model_name, prompts = _model_name(model), list(data["prompt"])
     settings = dict(n_samples=n_samples, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
@@ -339,6 +340,7 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
     references = [str(a) for a in data["answer"]]
     questions = list(data["question"]) if "question" in data.column_names else [_question(p) for p in prompts]
     sources = list(data["data_source"]) if "data_source" in data.column_names else [name] * len(data)
+    warm_up_grader() # a LaTeX answer graded before the worker is ready would count as wrong
     records = []
     for i, (question, reference, samples, source) in enumerate(zip(questions, references, completions, sources)):
         records.append({"index": i, "question": question, "reference": reference, "completions": samples,

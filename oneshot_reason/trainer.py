@@ -403,6 +403,7 @@ PRESETS: dict[str, Callable[[], dict]] = {
     "cpu-demo": lambda: dict(num_generations=8, per_device_train_batch_size=64, gradient_accumulation_steps=1,
                              max_completion_length=64, max_steps=15, learning_rate=5e-5, lr_scheduler_type="constant",
                              warmup_steps=0, beta=0.0, temperature=1.0, logging_steps=5, save_steps=50,
+                             iterative_steps=5, # BuPO offline: a third of the steps on the internal layer, then the full model
                              use_cpu=True, bf16=False, gradient_checkpointing=False, dataloader_num_workers=0,
                              prompt_format="xml"),
 }

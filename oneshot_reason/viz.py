@@ -521,7 +521,7 @@ def entropy_flow_figure(df: pd.DataFrame, # columns layer, site (input, attentio
                         y_title: str = "entropy (nats)", # the y axis label
                        ) -> go.Figure:
     "Per-layer entropy of softmax(lm_head(.)) at the four sites of each layer, one curve per site."
-    if "site" in df.columns: df = df[df["site"] != "after_attention"] # bupo.entropy_flow's extra site, used only for Delta H
+    if "site" in df.columns: df = df[~df["site"].isin(("after_attention", "attention_input", "mlp_input"))] # bupo.entropy_flow's extra sites, used only for Delta H
     data = _tidy(df, "site", "entropy", ENTROPY_SITES, "entropy_flow_figure")
     methods = list(pd.unique(data["method"])) if "method" in data else [None]
     fig = go.Figure()
