@@ -1010,5 +1010,29 @@ def train(self: OneShotTrainer,
                    f"resuming continues with step {step + 1}.")
         self._say(message)
         raise TrainingInterrupted(message, signum, saved, step)
-    if self._opt("save_final_model", False): self.save_model(str(Path(self.args.output_dir) / "final"))
+    if self._opt("save_final_model", False):
+        self.save_model(str(Path(self.args.output_dir) / "final"))
+        if self.is_world_process_zero(): (Path(self.args.output_dir) / "final" / "README.md").write_text(self.model_card())
     return output
+
+# %% ../nbs/05_trainer.ipynb #d76d9323
+@patch
+def model_card(self: OneShotTrainer) -> str:
+    "A model card (markdown) naming the base model, the method, the steps, the group size and the rewards of the run."
+    base, algo = str(self.run_info.get("model") or "unknown"), self.args.algo
+    on_hub = base.count("/") == 1 and not Path(base).exists() # a Hub id, not a folder
+    steps = self.state.global_step
+    lines = ["---", "library_name: transformers", *([f"base_model: {base}"] if on_hub else []), "tags:",
+             *[f"- {t}" for t in ("oneshot_reason", "trl", *algo.split("+"))], "---", "",
+             f"# {Path(self.args.output_dir).name}", "",
+             f"`{base}` trained with {algo.upper()} by `oneshot_reason` (on TRL's `GRPOTrainer`): {steps} optimisation "
+             f"step{'s' * (steps != 1)}, {self.args.num_generations} completions per prompt, prompt format "
+             f"`{self.args.prompt_format}`, rewards {', '.join(self.reward_func_names)}.", ""]
+    return "\n".join(lines)
+
+@patch
+def create_model_card(self: OneShotTrainer, model_name: str | None = None, dataset_name: str | None = None, tags=None, **kwargs):
+    "TRL's hook for `<output_dir>/README.md`: our card instead of one that names a local base model `[None]`."
+    if self.is_world_process_zero():
+        Path(self.args.output_dir).mkdir(parents=True, exist_ok=True)
+        (Path(self.args.output_dir) / "README.md").write_text(self.model_card())
