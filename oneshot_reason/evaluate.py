@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from .core import OneShotError, append_jsonl, is_main_process, set_seed, shared_data_dir
 from .data import BENCHMARKS, build_prompt, load_benchmark, synthetic_problems
-from .models import load_policy
+from .models import load_policy, tiny_path
 from .rewards import check_answer, extract_answer, normalize_number, warm_up_grader
 
 # %% auto #0
@@ -254,9 +254,11 @@ class EvalResult:
         return f"EvalResult({self.benchmark}, {self.n_problems} problems x {self.n_samples}, {metrics})"
 
 def _model_name(model) -> str:
-    if isinstance(model, (str, Path)): return str(model)
-    return str(getattr(model, "name_or_path", "") or getattr(getattr(model, "config", None), "_name_or_path", "")
-               or type(model).__name__)
+    "The model as a reader knows it: 'tiny' for the embedded model (not its install path), else its name or folder."
+    if not isinstance(model, (str, Path)):
+        model = getattr(model, "name_or_path", "") or getattr(getattr(model, "config", None), "_name_or_path", "") or type(model).__name__
+    try: return "tiny" if Path(model).resolve() == tiny_path().resolve() else str(model)
+    except (OSError, ValueError): return str(model)
 
 def _benchmark_rows(benchmark, limit: int | None, format, data_path) -> tuple[str, Any]:
     "The benchmark's name and its problems (a `datasets.Dataset`)."
