@@ -31,7 +31,8 @@ import re
 import sys
 import time
 
-from oneshot_reason.core import read_jsonl, shared_data_dir
+from oneshot_reason.core import read_jsonl
+from oneshot_reason.testing import real_data_dir
 from oneshot_reason import rewards
 from oneshot_reason.rewards import check_answer, oneshot_correctness, warm_up_grader
 
@@ -41,7 +42,7 @@ UNITS = ["dollars", "apples", "minutes", "miles", "cookies"]
 def load_problems(n: int, seed: int) -> tuple[list[tuple[str, str]], str]:
     "(reasoning, answer) pairs: GSM8K's test split when available, else synthetic sums."
     rng = random.Random(seed)
-    data = shared_data_dir()
+    data = real_data_dir()
     path = None if data is None else data / "gsm8k" / "test.jsonl"
     if path is not None and path.exists():
         problems = []
@@ -190,7 +191,7 @@ def generated(golds, n, seed=0):
 
 def latex_pairs(n: int, seed: int) -> tuple[list[tuple[str, str]], str]:
     "HAND plus `n` pairs built from MATH-500's gold answers (when the file is there)."
-    data = shared_data_dir()
+    data = real_data_dir()
     path = None if data is None else data / "benchmarks" / "math500.parquet"
     if path is None or not path.exists() or n == 0: return list(HAND), "hand-written pairs only (no MATH-500 file)"
     import pandas as pd

@@ -405,9 +405,9 @@ def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `d
 
 def _shared_copy(benchmark: str) -> Path | None:
     "The local copy `evaluate` would use for a benchmark (the shared data folder), if there is one."
-    from oneshot_reason.core import shared_data_dir
+    from oneshot_reason.core import local_data_dir
     from oneshot_reason.data import BENCHMARKS
-    shared = shared_data_dir()
+    shared = local_data_dir()
     local = shared / BENCHMARKS[benchmark].file if shared is not None and benchmark in BENCHMARKS else None
     return local if local is not None and local.exists() else None
 

@@ -1,4 +1,4 @@
-"""Seeding, device and dtype choice, user-facing errors, file locations and JSONL helpers shared by every module.
+"""Seeding, device and dtype choice, user-facing errors, the text of chat messages, JSON Lines, run settings and checkpoint folders: what every module shares.
 
 Docs: https://oneshot-reason.github.io/oneshot_reason/core.html.md"""
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import warnings
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -17,8 +18,9 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['OneShotError', 'set_seed', 'get_device', 'default_dtype', 'cache_dir', 'shared_data_dir', 'append_jsonl',
-           'iter_jsonl', 'read_jsonl', 'is_main_process']
+__all__ = ['OneShotError', 'set_seed', 'get_device', 'default_dtype', 'chat_text', 'local_data_dir', 'append_jsonl', 'iter_jsonl',
+           'read_jsonl', 'setting_value', 'checkpoint_step', 'checkpoint_finished', 'last_complete_checkpoint',
+           'is_main_process']
 
 # %% ../nbs/00_core.ipynb #fcc57688
 class OneShotError(ValueError):
@@ -46,6 +48,7 @@ def get_device(prefer: str | None = None, # 'cpu', 'cuda', 'cuda:N', 'mps'; None
     if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available(): return torch.device("mps")
     return torch.device("cpu")
 
+# %% ../nbs/00_core.ipynb #d105b4e4
 def default_dtype(device: torch.device | str | None = None, # where the model will live
                  ) -> torch.dtype:
     "bfloat16 on a GPU that supports it, float16 on other GPUs, float32 on a CPU or MPS."
@@ -54,25 +57,42 @@ def default_dtype(device: torch.device | str | None = None, # where the model wi
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return torch.float32
 
-# %% ../nbs/00_core.ipynb #d105b4e4
-def cache_dir() -> Path:
-    "The package's cache folder (created on demand): `$ONESHOT_CACHE` or `~/.cache/oneshot_reason`."
-    path = Path(os.environ.get("ONESHOT_CACHE") or Path.home() / ".cache" / "oneshot_reason").expanduser()
-    path.mkdir(parents=True, exist_ok=True)
+# %% ../nbs/00_core.ipynb #fabdc27b
+def chat_text(value: Any, # text, a chat message, a list of messages, or a message's content parts
+              role: str | None = None, # keep only the messages of this role (all of them when none has it)
+              last: bool = False, # only the last message kept
+              show_roles: bool = False, # write each message as `role: content`
+             ) -> str:
+    "The text of a prompt, completion or demonstration; messages are joined by line breaks. None and NaN give ''."
+    if value is None or (isinstance(value, float) and value != value): return ""
+    if isinstance(value, str): return value
+    if isinstance(value, dict) and "content" in value: value = [value]
+    if not isinstance(value, (list, tuple)): return str(value)
+    if not all(isinstance(m, dict) and ("content" in m or "role" in m) for m in value): # content parts
+        return "".join(p.get("text") or "" if isinstance(p, dict) else str(p) for p in value)
+    kept = list(value)
+    if role is not None: kept = [m for m in kept if m.get("role") == role] or kept
+    if last: kept = kept[-1:]
+    texts = [chat_text(m.get("content")) for m in kept]
+    if show_roles: texts = [f"{m['role']}: {t}" if m.get("role") else t for m, t in zip(kept, texts)]
+    return "\n".join(texts)
+
+# %% ../nbs/00_core.ipynb #46fe3bd8
+def local_data_dir() -> Path | None:
+    "The folder of local benchmark copies named by `$ONESHOT_DATA_DIR`, or None when it is not set."
+    folder = os.environ.get("ONESHOT_DATA_DIR")
+    if not folder: return None
+    path = Path(folder).expanduser()
+    if not path.is_dir(): raise OneShotError(f"ONESHOT_DATA_DIR={folder!r} is not a folder; point it at your benchmark copies or unset it")
     return path
 
-def shared_data_dir(start: str | Path | None = None, # where to start looking upwards; the cwd by default
-                   ) -> Path | None:
-    "The folder of real data files (`$ONESHOT_DATA_DIR`, or the nearest `shared/data` upwards), or None."
-    env = os.environ.get("ONESHOT_DATA_DIR")
-    if env: return Path(env) if Path(env).is_dir() else None
-    here = Path(start or Path.cwd()).resolve()
-    for folder in [here, *here.parents]:
-        for candidate in (folder / "shared" / "data", folder.parent / "shared" / "data"):
-            if candidate.is_dir(): return candidate
-    return None
+# %% ../nbs/00_core.ipynb #9b2b86a7
+def _json_default(o: Any):
+    if isinstance(o, (np.integer, np.floating)): return o.item()
+    if isinstance(o, (np.ndarray, torch.Tensor)): return o.tolist()
+    if isinstance(o, Path): return str(o)
+    raise TypeError(f"cannot write {type(o).__name__} to JSON")
 
-# %% ../nbs/00_core.ipynb #fabdc27b
 def append_jsonl(path: str | Path, # the file to append to (created with its folder if missing)
                  records: Iterable[dict] | dict, # one record or many
                 ) -> int:
@@ -87,13 +107,7 @@ def append_jsonl(path: str | Path, # the file to append to (created with its fol
         f.flush()
     return n
 
-def _json_default(o: Any):
-    if isinstance(o, (np.integer, np.floating)): return o.item()
-    if isinstance(o, np.ndarray): return o.tolist()
-    if isinstance(o, torch.Tensor): return o.tolist()
-    if isinstance(o, Path): return str(o)
-    raise TypeError(f"cannot write {type(o).__name__} to JSON")
-
+# %% ../nbs/00_core.ipynb #b5e9158d
 def iter_jsonl(path: str | Path, # a JSON Lines file
               ) -> Iterator[dict]:
     "Yield the objects of a JSON Lines file; a bad line raises `OneShotError` naming the file and line."
@@ -112,6 +126,44 @@ def iter_jsonl(path: str | Path, # a JSON Lines file
 def read_jsonl(path: str | Path) -> list[dict]:
     "All the objects of a JSON Lines file (see `iter_jsonl`)."
     return list(iter_jsonl(path))
+
+# %% ../nbs/00_core.ipynb #5ee0f19f
+def setting_value(value: Any, # a configuration value
+                 ) -> Any:
+    "A JSON value for a setting: enums by value, tuples as lists, other objects as text."
+    value = getattr(value, "value", value)
+    if value is None or isinstance(value, (bool, int, float, str)): return value
+    if isinstance(value, (list, tuple)): return [setting_value(v) for v in value]
+    return str(value)
+
+# %% ../nbs/00_core.ipynb #2a671e44
+def checkpoint_step(checkpoint: str | Path, # a checkpoint-N folder
+                   ) -> int:
+    "The global step a checkpoint folder was saved at."
+    state = Path(checkpoint) / "trainer_state.json"
+    if state.exists(): return int(json.loads(state.read_text()).get("global_step", 0))
+    try: return int(Path(checkpoint).name.rsplit("-", 1)[-1])
+    except ValueError: raise OneShotError(f"{checkpoint} is not a checkpoint-N folder; pass one or resume_from_checkpoint=True") from None
+
+# %% ../nbs/00_core.ipynb #afbb2b07
+def checkpoint_finished(checkpoint: str | Path, # a complete checkpoint-N folder
+                        max_steps: int | None = None, # the step count asked for now; None or <= 0: the checkpoint's own
+                       ) -> bool:
+    "Whether the run saved in `checkpoint` has nothing left to train (its step reached `max_steps`)."
+    state = json.loads((Path(checkpoint) / "trainer_state.json").read_text())
+    target = max_steps if max_steps is not None and max_steps > 0 else state.get("max_steps", 0)
+    return int(state.get("global_step", 0)) >= int(target)
+
+# %% ../nbs/00_core.ipynb #2d6d1bf7
+def last_complete_checkpoint(output_dir: str | Path, # a run's output folder
+                            ) -> Path | None:
+    "The newest `checkpoint-N` in `output_dir` that was saved completely (it has `trainer_state.json`); None if none."
+    folders = [p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir() and p.name.rsplit("-", 1)[-1].isdigit()]
+    folders.sort(key=lambda p: int(p.name.rsplit("-", 1)[-1]), reverse=True)
+    for p in folders:
+        if (p / "trainer_state.json").exists(): return p
+        warnings.warn(f"{p} is incomplete (no trainer_state.json: the run stopped while saving it); skipping it")
+    return None
 
 # %% ../nbs/00_core.ipynb #d41f8e97
 def is_main_process() -> bool:

@@ -494,7 +494,7 @@ class Benchmark:
     repo: str # Hugging Face dataset id
     config: str | None # its config, if any
     split: str # the split holding the problems
-    file: str # path of the local copy inside `shared_data_dir()`
+    file: str # path of the local copy inside `$ONESHOT_DATA_DIR`
     format: str = "boxed" # default prompt format
 
 BENCHMARKS: dict[str, Benchmark] = {

@@ -23,7 +23,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
-from .core import OneShotError, shared_data_dir
+from .core import OneShotError
 
 # %% auto #0
 __all__ = ['MAX_SYMBOLIC_CHARS', 'SYMBOLIC_REWARD_TIMEOUT', 'THINK_TAIL_CHARS', 'REWARD_PRESETS', 'completion_text',

@@ -32,15 +32,15 @@ from transformers.trainer_callback import TrainerCallback, TrainerState
 from transformers.trainer_utils import TrainOutput
 from fastcore.basics import patch
 
-from .core import OneShotError, append_jsonl
+from .core import (OneShotError, append_jsonl, checkpoint_finished, checkpoint_step, last_complete_checkpoint,
+                                  setting_value)
 
 # %% auto #0
 __all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'PRESETS', 'RESUME_SETTINGS', 'METHOD_SETTINGS', 'TorchChunkedLogProb',
            'DeviceLogProb', 'install_logprob_fallback', 'TrainerMethod', 'register_method', 'known_methods',
            'parse_algo', 'get_method', 'OneShotConfig', 'check_run', 'config_preset', 'OneShotTrainer',
-           'logps_from_hidden', 'checkpoint_step', 'checkpoint_finished', 'last_complete_checkpoint',
-           'truncate_jsonl_steps', 'run_settings', 'checkpoint_settings', 'settings_differences', 'TrainingInterrupted',
-           'GracefulStop', 'untied_missing_keys']
+           'logps_from_hidden', 'truncate_jsonl_steps', 'run_settings', 'checkpoint_settings', 'settings_differences',
+           'TrainingInterrupted', 'GracefulStop', 'untied_missing_keys']
 
 # %% ../nbs/05_trainer.ipynb #d5fb84cb
 class TorchChunkedLogProb:
@@ -748,32 +748,6 @@ def _log_completions_jsonl(self: OneShotTrainer, batch: dict):
     append_jsonl(self.completions_path, records)
 
 # %% ../nbs/05_trainer.ipynb #8fd0913b
-def checkpoint_step(checkpoint: str | Path, # a checkpoint-N folder
-                   ) -> int:
-    "The global step a checkpoint folder was saved at."
-    state = Path(checkpoint) / "trainer_state.json"
-    if state.exists(): return int(json.loads(state.read_text()).get("global_step", 0))
-    try: return int(Path(checkpoint).name.rsplit("-", 1)[-1])
-    except ValueError: raise OneShotError(f"{checkpoint} is not a checkpoint-N folder; pass one or resume_from_checkpoint=True") from None
-
-def checkpoint_finished(checkpoint: str | Path, # a complete checkpoint-N folder
-                        max_steps: int | None = None, # the step count asked for now; None or <= 0: the checkpoint's own
-                       ) -> bool:
-    "Whether the run saved in `checkpoint` has nothing left to train (its step reached `max_steps`)."
-    state = json.loads((Path(checkpoint) / "trainer_state.json").read_text())
-    target = max_steps if max_steps is not None and max_steps > 0 else state.get("max_steps", 0)
-    return int(state.get("global_step", 0)) >= int(target)
-
-def last_complete_checkpoint(output_dir: str | Path, # a run's output folder
-                            ) -> Path | None:
-    "The newest `checkpoint-N` in `output_dir` that was saved completely (it has `trainer_state.json`); None if none."
-    folders = [p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir() and p.name.rsplit("-", 1)[-1].isdigit()]
-    folders.sort(key=lambda p: int(p.name.rsplit("-", 1)[-1]), reverse=True)
-    for p in folders:
-        if (p / "trainer_state.json").exists(): return p
-        warnings.warn(f"{p} is incomplete (no trainer_state.json: the run stopped while saving it); skipping it")
-    return None
-
 def truncate_jsonl_steps(path: str | Path, # a completions.jsonl file
                          last_step: int, # keep the records of steps <= last_step
                         ) -> int:
@@ -801,18 +775,13 @@ METHOD_SETTINGS = {"m3po": ("cross_path_lambda", "cross_path_temperature"),
                    "luffy": ("off_policy_gamma", "luffy_scale_rewards", "luffy_clip_on_policy"),
                    "bupo": ("internal_layer", "iterative_steps", "internal_norm")}
 
-def _plain(v):
-    "A JSON value for a setting (enums by value)."
-    v = getattr(v, "value", v)
-    return v if v is None or isinstance(v, (bool, int, float, str)) else (list(v) if isinstance(v, (list, tuple)) else str(v))
-
 def run_settings(args, # an `OneShotConfig` (or a `GRPOConfig`)
                  **info, # what the run trains on: model=, dataset=, reward_preset=, ... (None values are left out)
                 ) -> dict:
     "The settings a resumed run must share with the run it continues: `RESUME_SETTINGS`, the methods' own, and `info`."
     names = RESUME_SETTINGS + tuple(n for m in parse_algo(getattr(args, "algo", "grpo")) for n in METHOD_SETTINGS.get(m, ()))
-    return {**{n: _plain(getattr(args, n)) for n in names if hasattr(args, n)},
-            **{k: _plain(v) for k, v in info.items() if v is not None}}
+    return {**{n: setting_value(getattr(args, n)) for n in names if hasattr(args, n)},
+            **{k: setting_value(v) for k, v in info.items() if v is not None}}
 
 def checkpoint_settings(checkpoint: str | Path, # a checkpoint-N folder
                        ) -> dict:
