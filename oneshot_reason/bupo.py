@@ -8,6 +8,7 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/bupo.html.md"""
 from __future__ import annotations
 
 import math
+import os
 from contextlib import contextmanager
 from typing import ClassVar, Iterator
 
@@ -16,7 +17,7 @@ import torch
 from torch import nn
 
 from .core import OneShotError
-from .trainer import TrainerMethod, register_method
+from .trainer import TrainerMethod, model_num_layers, register_method
 
 # %% auto #0
 __all__ = ['SITES', 'PAPER_SITES', 'decoder_layers', 'final_norm', 'internal_policy', 'internal_logits', 'internal_logprobs',
@@ -255,19 +256,38 @@ def default_internal_layer(num_layers: int, # decoder layers of the model
 class BupoMethod(TrainerMethod):
     "BuPO: GRPO on the internal policy of decoder layer k for the first `iterative_steps` steps, then on the full model."
     phase_column: ClassVar[str] = "bupo_internal" # per-row flag: the batch was generated in phase 1
+    settings = ("internal_layer", "iterative_steps", "internal_norm")
+
+    @classmethod
+    def check_config(cls, args) -> None:
+        "A layer index and a phase length that can exist; DDP allowed to skip the layers phase 1 leaves unused."
+        if args.internal_layer is not None and args.internal_layer < 0:
+            raise OneShotError(f"internal_layer={args.internal_layer} must be a layer index >= 0")
+        if args.iterative_steps < 0:
+            raise OneShotError(f"iterative_steps={args.iterative_steps} must be >= 0")
+        if args.iterative_steps > 0 and int(os.environ.get("WORLD_SIZE", "1")) > 1 and args.ddp_find_unused_parameters is False:
+            raise OneShotError("BuPO's phase 1 leaves the layers above internal_layer unused, which DDP rejects with "
+                               "ddp_find_unused_parameters=False; leave it unset or set it to True")
+
+    @classmethod
+    def check_run(cls, args, model=None, train_dataset=None) -> None:
+        "`internal_layer` names one of the model's decoder layers (read from its config; skipped when unreadable)."
+        k, n = args.internal_layer, model_num_layers(model) if model is not None else None
+        if k is not None and n is not None and not 0 <= k < n:
+            raise OneShotError(f"internal_layer={k} but the model has {n} decoder layers; pass internal_layer in 0..{n - 1} "
+                               "(or leave it unset for BuPO's default)")
 
     def __init__(self, args):
         super().__init__(args)
         self.layer: int | None = None # k, chosen in `setup`
         self.num_layers: int | None = None
-        self.norm = bool(getattr(args, "internal_norm", False))
-        self.iterative_steps = int(getattr(args, "iterative_steps", 30))
+        self.norm, self.iterative_steps = bool(args.internal_norm), int(args.iterative_steps)
         self._announced: bool | None = None # the phase last announced
 
     def setup(self, trainer) -> None:
         "Choose and check k; let DDP tolerate the parameters phase 1 leaves unused."
         n = len(decoder_layers(trainer.model))
-        k = getattr(self.args, "internal_layer", None)
+        k = self.args.internal_layer
         if k is None: k = default_internal_layer(n)
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < n:
             raise OneShotError(f"internal_layer={k!r} but the model has {n} decoder layers; pass internal_layer in "

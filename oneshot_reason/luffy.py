@@ -13,7 +13,7 @@ from typing import Callable, ClassVar
 import torch
 
 from .core import OneShotError
-from .trainer import TrainerMethod, register_method
+from .trainer import TrainerMethod, check_whole_groups, register_method
 
 # %% auto #0
 __all__ = ['policy_shaping', 'policy_shaping_weight', 'mixed_group_advantages', 'luffy_token_loss', 'demonstration_text',
@@ -140,14 +140,24 @@ def _global_masked_mean(trainer, values: torch.Tensor, mask: torch.Tensor) -> fl
 class LuffyMethod(TrainerMethod):
     "LUFFY: one demonstration per group, advantages over the mixed group, policy shaping on its tokens."
     demonstration_column: ClassVar[str] = "demonstration"
+    settings = ("off_policy_gamma", "luffy_scale_rewards", "luffy_clip_on_policy")
 
-    def setup(self, trainer) -> None:
-        "Check that the training set carries demonstrations."
-        columns = getattr(trainer.train_dataset, "column_names", None)
-        if columns is not None and self.demonstration_column not in columns:
-            raise OneShotError(f"algo='luffy' needs a {self.demonstration_column!r} column in train_dataset (off-policy "
+    @classmethod
+    def check_config(cls, args) -> None:
+        "Shaping's gamma, whole groups in each process (a demonstration joins a group); LUFFY's reward scaling."
+        if args.off_policy_gamma <= 0:
+            raise OneShotError(f"off_policy_gamma={args.off_policy_gamma} must be > 0; LUFFY uses 0.1")
+        check_whole_groups(args, "luffy")
+        args.scale_rewards = "group" if args.luffy_scale_rewards else "none"
+
+    @classmethod
+    def check_run(cls, args, model=None, train_dataset=None) -> None:
+        "The training set carries demonstrations."
+        columns = getattr(train_dataset, "column_names", None)
+        if columns is not None and cls.demonstration_column not in columns:
+            raise OneShotError(f"algo='luffy' needs a {cls.demonstration_column!r} column in the training set (off-policy "
                                f"solutions), which has {sorted(columns)}; add one (load_math_file maps LUFFY's 'target', "
-                               "synthetic_problems has it) or use algo='grpo'")
+                               "synthetic_problems has it) or use another algo")
 
     def edit_rollout(self, trainer, rollout: dict, inputs: list[dict]) -> dict:
         "Replace the last completion of each demonstrated group by its demonstration, before scoring."
@@ -196,9 +206,9 @@ class LuffyMethod(TrainerMethod):
             model, input_ids, attention_mask, completion_ids.size(1), compute_entropy=True)
         off = inputs.get("off_policy_mask")
         off = torch.zeros_like(mask, dtype=torch.bool) if off is None else off.bool()
-        clip = (trainer.epsilon_low, trainer.epsilon_high) if getattr(self.args, "luffy_clip_on_policy", False) else None
+        clip = (trainer.epsilon_low, trainer.epsilon_high) if self.args.luffy_clip_on_policy else None
         per_token = luffy_token_loss(logps, inputs.get("old_per_token_logps"), inputs["advantages"], off, mask,
-                                     gamma=getattr(self.args, "off_policy_gamma", 0.1), clip=clip)
+                                     gamma=self.args.off_policy_gamma, clip=clip)
         if "importance_sampling_ratio" in inputs: # vLLM's sampling correction, for sampled tokens only
             per_token = torch.where(off, per_token, per_token * inputs["importance_sampling_ratio"])
         if trainer.beta != 0.0:

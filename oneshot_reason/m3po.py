@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from .core import OneShotError
 from .crosspath import SamplerOutput, delimiter_token_sequences, sample_paths
-from .trainer import TrainerMethod, register_method
+from .trainer import TrainerMethod, check_whole_groups, register_method
 
 # %% auto #0
 __all__ = ['RECORD_KEYS', 'path_records', 'blend_rows', 'completion_start', 'm3po_inputs_embeds', 'contains_delimiter',
@@ -169,12 +169,22 @@ _GENERATION_KEYS = {"temperature", "top_p", "top_k", "max_new_tokens", "do_sampl
 class M3POMethod(TrainerMethod):
     "M3PO: rollouts with cross-path blending while paths think, and log-probs replayed on the blended inputs."
     delimiter_ids: list[list[int]] | None = None
+    settings = ("cross_path_lambda", "cross_path_temperature")
+
+    @classmethod
+    def check_config(cls, args) -> None:
+        "The blend's weight and temperature, whole groups in each process (paths blend within a group), no vLLM."
+        if not 0 <= args.cross_path_lambda <= 1:
+            raise OneShotError(f"cross_path_lambda={args.cross_path_lambda} is outside [0, 1]; the paper uses 0.1")
+        if args.cross_path_temperature <= 0:
+            raise OneShotError(f"cross_path_temperature={args.cross_path_temperature} must be > 0; the paper uses 0.1")
+        check_whole_groups(args, "m3po")
+        if args.use_vllm:
+            raise OneShotError("m3po samples with its own cross-path sampler (the paths exchange information at every "
+                               "decoding step), which vLLM cannot run; set use_vllm=False or use algo='grpo'")
 
     def setup(self, trainer) -> None:
         "Check that the trainer's generation settings can be sampled with the blend; find the delimiter's tokens."
-        if getattr(trainer, "use_vllm", False):
-            raise OneShotError("m3po samples with its own cross-path sampler (the paths exchange information at every "
-                               "decoding step), which vLLM cannot run; set use_vllm=False")
         if getattr(trainer, "tools", None) or getattr(trainer, "environment_factories", None):
             raise OneShotError("m3po does not support tools or environments; use algo='grpo' for tool-calling runs")
         gk = dict(trainer.args.generation_kwargs or {})
@@ -186,10 +196,9 @@ class M3POMethod(TrainerMethod):
             raise OneShotError(f"m3po's sampler does not support repetition_penalty={penalty}; set repetition_penalty=1.0")
         ignored = sorted(set(gk) - _GENERATION_KEYS - {"min_p", "repetition_penalty"})
         if ignored: warnings.warn(f"m3po's sampler ignores generation_kwargs {ignored}", stacklevel=2)
-        fmt = getattr(self.args, "prompt_format", None)
-        if fmt:
+        if self.args.prompt_format:
             from oneshot_reason.data import get_format
-            self.delimiter_ids = delimiter_token_sequences(trainer._tokenizer, get_format(fmt).delimiter)
+            self.delimiter_ids = delimiter_token_sequences(trainer._tokenizer, get_format(self.args.prompt_format).delimiter)
 
     def sampling_settings(self, trainer) -> dict:
         "The keyword arguments of `sample_paths` that come from TRL's generation settings."

@@ -36,9 +36,9 @@ from .core import (OneShotError, append_jsonl, checkpoint_finished, checkpoint_s
                                   setting_value)
 
 # %% auto #0
-__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'PRESETS', 'RESUME_SETTINGS', 'METHOD_SETTINGS', 'TorchChunkedLogProb',
-           'DeviceLogProb', 'install_logprob_fallback', 'TrainerMethod', 'register_method', 'known_methods',
-           'parse_algo', 'get_method', 'OneShotConfig', 'check_run', 'config_preset', 'OneShotTrainer',
+__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'PRESETS', 'RESUME_SETTINGS', 'TorchChunkedLogProb', 'DeviceLogProb',
+           'install_logprob_fallback', 'TrainerMethod', 'register_method', 'known_methods', 'parse_algo', 'get_method',
+           'OneShotConfig', 'model_num_layers', 'check_whole_groups', 'check_run', 'config_preset', 'OneShotTrainer',
            'logps_from_hidden', 'truncate_jsonl_steps', 'run_settings', 'checkpoint_settings', 'settings_differences',
            'TrainingInterrupted', 'GracefulStop', 'untied_missing_keys']
 
@@ -125,8 +125,17 @@ class TrainerMethod:
     exclusive_hooks: ClassVar[tuple[str, ...]] = ("rollout", "model_inputs", "per_token_logps", "compute_loss")
     hooks: ClassVar[tuple[str, ...]] = ("setup", "rollout", "edit_rollout", "model_inputs", "per_token_logps",
                                         "postprocess_batch", "compute_loss", "log_fields")
+    settings: ClassVar[tuple[str, ...]] = () # this method's config fields that a resumed run must share
 
     def __init__(self, args): self.args = args # the trainer's config (an `OneShotConfig`)
+
+    @classmethod
+    def check_config(cls, args) -> None:
+        "Called by `OneShotConfig` when the method is on: raise `OneShotError` on a setting that cannot work, derive others."
+
+    @classmethod
+    def check_run(cls, args, model=None, train_dataset=None) -> None:
+        "Called by `check_run` before the weights load: raise `OneShotError` on what only the model (or its name) or data tell."
 
     def setup(self, trainer) -> None:
         "Called once at the end of `OneShotTrainer.__init__`: check the model, add callbacks, build buffers."
@@ -301,22 +310,8 @@ class OneShotConfig(GRPOConfig):
         if batch % G:
             raise OneShotError(f"the generation batch ({how} = {batch} completions) is not a multiple of "
                                f"num_generations {G}; make it one (e.g. per_device_train_batch_size={G})")
-        grouped = [m for m in methods if m in ("m3po", "luffy")]
-        if grouped and (batch // world) % G:
-            raise OneShotError(f"{grouped[0]} needs whole groups of {G} completions in each process, but each process "
-                               f"gets {batch // world}; make per-process batches a multiple of num_generations")
         if self.prompt_format not in _prompt_formats():
             raise OneShotError(f"unknown prompt_format {self.prompt_format!r}; choose one of {', '.join(_prompt_formats())}")
-        if not 0 <= self.cross_path_lambda <= 1:
-            raise OneShotError(f"cross_path_lambda={self.cross_path_lambda} is outside [0, 1]; the paper uses 0.1")
-        if self.cross_path_temperature <= 0:
-            raise OneShotError(f"cross_path_temperature={self.cross_path_temperature} must be > 0; the paper uses 0.1")
-        if self.off_policy_gamma <= 0:
-            raise OneShotError(f"off_policy_gamma={self.off_policy_gamma} must be > 0; LUFFY uses 0.1")
-        if self.internal_layer is not None and self.internal_layer < 0:
-            raise OneShotError(f"internal_layer={self.internal_layer} must be a layer index >= 0")
-        if self.iterative_steps < 0:
-            raise OneShotError(f"iterative_steps={self.iterative_steps} must be >= 0")
         if self.loss_type not in LOSS_TYPES:
             raise OneShotError(f"unknown loss_type {self.loss_type!r}; choose one of {', '.join(LOSS_TYPES)}")
         if self.loss_type == "luffy" and "luffy" not in methods:
@@ -324,13 +319,7 @@ class OneShotConfig(GRPOConfig):
                                "'m3po+luffy') or another loss_type")
         if self.scale_rewards not in ("group", "batch", "none", True, False):
             raise OneShotError(f"unknown scale_rewards {self.scale_rewards!r}; choose 'group', 'batch' or 'none'")
-        if "luffy" in methods: self.scale_rewards = "group" if self.luffy_scale_rewards else "none"
-        if "m3po" in methods and self.use_vllm:
-            raise OneShotError("m3po samples with its own cross-path sampler (the paths exchange information at every "
-                               "decoding step), which vLLM cannot run; set use_vllm=False or use algo='grpo'")
-        if "bupo" in methods and self.iterative_steps > 0 and world > 1 and self.ddp_find_unused_parameters is False:
-            raise OneShotError("BuPO's phase 1 leaves the layers above internal_layer unused, which DDP rejects with "
-                               "ddp_find_unused_parameters=False; leave it unset or set it to True")
+        for name in methods: get_method(name).check_config(self) # each method checks its own settings
         if "8bit" in str(self.optim) and not (_has_cuda() and not self.use_cpu):
             raise OneShotError(f"optim={self.optim!r} needs a CUDA GPU (bitsandbytes); use optim='adamw_torch' on a CPU")
         env = os.environ
@@ -341,7 +330,7 @@ class OneShotConfig(GRPOConfig):
                           "`torchrun --nproc_per_node N`", RuntimeWarning, stacklevel=2)
 
 # %% ../nbs/05_trainer.ipynb #bad915d1
-def _num_layers(model) -> int | None:
+def model_num_layers(model) -> int | None:
     "Decoder layers of a model, or of the model a name or path points to (its config only); None when unknown."
     config = getattr(model, "config", None)
     if config is None and isinstance(model, (str, Path)):
@@ -356,23 +345,23 @@ def _num_layers(model) -> int | None:
     n = getattr(config, "num_hidden_layers", None)
     return n if isinstance(n, int) else None
 
+def check_whole_groups(args, # the config of a method that mixes the completions of a group
+                       name: str, # the method, for the message
+                      ) -> None:
+    "Raise unless each process's generation batch holds whole groups of `num_generations` completions."
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    steps = args.steps_per_generation or args.gradient_accumulation_steps
+    batch = args.generation_batch_size or args.per_device_train_batch_size * world * steps
+    if (batch // world) % args.num_generations:
+        raise OneShotError(f"{name} needs whole groups of {args.num_generations} completions in each process, but each "
+                           f"process gets {batch // world}; make per-process batches a multiple of num_generations")
+
 def check_run(config: GRPOConfig, # the run's configuration (an `OneShotConfig`)
               model=None, # the model, or the name or path about to be loaded (only its config.json is read)
               train_dataset=None, # the training set
              ) -> None:
-    "Fail early on what the config alone cannot tell: BuPO's `internal_layer` beyond the model, LUFFY without demonstrations."
-    methods = parse_algo(getattr(config, "algo", "grpo"))
-    k = getattr(config, "internal_layer", None)
-    if "bupo" in methods and k is not None:
-        n = _num_layers(model) if model is not None else None
-        if n is not None and not 0 <= k < n:
-            raise OneShotError(f"internal_layer={k} but the model has {n} decoder layers; pass internal_layer in 0..{n - 1} "
-                               "(or leave it unset for BuPO's default)")
-    columns = getattr(train_dataset, "column_names", None)
-    if "luffy" in methods and columns is not None and "demonstration" not in columns:
-        raise OneShotError(f"algo='luffy' needs a 'demonstration' column in the training set (off-policy solutions), which "
-                           f"has {sorted(columns)}; use data with demonstrations (synthetic problems, LUFFY's files) or "
-                           "another algo")
+    "Fail early on what the config alone cannot tell (BuPO's layer, LUFFY's demonstrations): each method's `check_run`."
+    for name in parse_algo(getattr(config, "algo", "grpo")): get_method(name).check_run(config, model, train_dataset)
 
 # %% ../nbs/05_trainer.ipynb #0c97598f
 def _optim_8bit() -> str:
@@ -771,15 +760,12 @@ def truncate_jsonl_steps(path: str | Path, # a completions.jsonl file
 RESUME_SETTINGS = ("algo", "learning_rate", "lr_scheduler_type", "num_generations", "per_device_train_batch_size",
                    "gradient_accumulation_steps", "max_completion_length", "temperature", "beta", "loss_type",
                    "scale_rewards", "prompt_format", "seed") # a resumed run must share these with the run it continues
-METHOD_SETTINGS = {"m3po": ("cross_path_lambda", "cross_path_temperature"),
-                   "luffy": ("off_policy_gamma", "luffy_scale_rewards", "luffy_clip_on_policy"),
-                   "bupo": ("internal_layer", "iterative_steps", "internal_norm")}
 
 def run_settings(args, # an `OneShotConfig` (or a `GRPOConfig`)
                  **info, # what the run trains on: model=, dataset=, reward_preset=, ... (None values are left out)
                 ) -> dict:
     "The settings a resumed run must share with the run it continues: `RESUME_SETTINGS`, the methods' own, and `info`."
-    names = RESUME_SETTINGS + tuple(n for m in parse_algo(getattr(args, "algo", "grpo")) for n in METHOD_SETTINGS.get(m, ()))
+    names = RESUME_SETTINGS + tuple(n for m in parse_algo(getattr(args, "algo", "grpo")) for n in get_method(m).settings)
     return {**{n: setting_value(getattr(args, n)) for n in names if hasattr(args, n)},
             **{k: setting_value(v) for k, v in info.items() if v is not None}}
 
