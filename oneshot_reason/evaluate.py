@@ -20,7 +20,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .core import OneShotError, append_jsonl, is_main_process, local_data_dir, set_seed
+from fastcore.basics import patch
+
+from .core import OneShotError, append_jsonl, chat_text, is_main_process, local_data_dir, set_seed
 from .data import BENCHMARKS, build_prompt, load_benchmark, synthetic_problems
 from .models import load_policy, tiny_path
 from .rewards import check_answer, extract_answer, normalize_number, warm_up_grader
@@ -51,7 +53,7 @@ def avg_at_k(correct: Sequence[Sequence[bool]], # per problem, one correctness f
     return float(np.mean([np.mean([bool(f) for f in flags]) for flags in correct]))
 
 # %% ../nbs/09_eval.ipynb #a228d149
-def _unwrap(s: str, command: str) -> str:
+def _strip_command(s: str, command: str) -> str:
     "Replace `\\command{x}` by x (balanced braces, one level at a time)."
     while (i := s.find("\\" + command + "{")) != -1:
         j, depth = i + len(command) + 2, 1
@@ -66,12 +68,13 @@ def answer_key(answer: str | None, # an extracted answer
     "The voting key of an answer: ('number', value) or ('text', normalised string); None for no answer."
     if answer is None: return None
     s = str(answer).strip()
-    for command in ("boxed", "text", "textbf", "mathrm"): s = _unwrap(s, command)
+    for command in ("boxed", "text", "textbf", "mathrm"): s = _strip_command(s, command)
     s = re.sub(r"\\[,;!: ]|\\left|\\right", "", s).replace("$", "").strip().rstrip(".")
     if not s: return None
     number = normalize_number(s)  # the reward module's reading of numbers: 1,000  $18  3/4  \frac{3}{4}  72 dollars
     return ("number", number) if number is not None else ("text", re.sub(r"\s+", "", s).lower())
 
+# %% ../nbs/09_eval.ipynb #d28e37b0
 def majority_index(answers: Sequence[str | None], # the extracted answers of one problem's samples
                   ) -> int | None:
     "Index of the first sample carrying the most common answer (ties: first seen; None never wins), or None."
@@ -102,7 +105,7 @@ def maj_at_k(answers: Sequence[Sequence[str | None]], # per problem, the extract
         hits.append(i is not None and bool(grader(str(sample_answers[i]), str(reference))))
     return float(np.mean(hits))
 
-# %% ../nbs/09_eval.ipynb #3fa7694d
+# %% ../nbs/09_eval.ipynb #c4c5680c
 def render_prompt(tokenizer, # a Hugging Face tokenizer
                   prompt: str | Sequence[dict], # chat messages, or text used as it is
                  ) -> str:
@@ -116,7 +119,9 @@ def render_prompt(tokenizer, # a Hugging Face tokenizer
     # a base model without a chat template: a plain layout it can continue
     return "".join(f"{m['content']}\n\n" for m in messages if m["role"] != "assistant")
 
+# %% ../nbs/09_eval.ipynb #f7f26289
 def _generation_kwargs(model, tokenizer, temperature: float, top_p: float, max_new_tokens: int) -> dict:
+    "`model.generate` keyword arguments: greedy at temperature 0, else plain sampling (top_k=0) with nucleus mass top_p."
     eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     kw = dict(max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id, repetition_penalty=1.0,
               eos_token_id=eos if eos is not None else tokenizer.eos_token_id)
@@ -124,6 +129,7 @@ def _generation_kwargs(model, tokenizer, temperature: float, top_p: float, max_n
     else: kw.update(do_sample=False, temperature=None, top_p=None, top_k=None)
     return kw
 
+# %% ../nbs/09_eval.ipynb #5c7ee9c6
 @torch.no_grad()
 def generate_completions(model, # a Hugging Face causal LM
                          tokenizer, # its tokenizer
@@ -167,11 +173,12 @@ def generate_completions(model, # a Hugging Face causal LM
     return [row * n_samples if copies == 1 else row for row in out]
 
 # %% ../nbs/09_eval.ipynb #e67de0f7
-_VLLM_ENGINES: dict[str, Any] = {}
-
 def vllm_available() -> bool:
     "True when vLLM is installed and a CUDA GPU is visible."
     return importlib.util.find_spec("vllm") is not None and torch.cuda.is_available()
+
+# %% ../nbs/09_eval.ipynb #3085630b
+_VLLM_ENGINES: dict[str, Any] = {} # one vLLM engine per model path, kept for the next evaluation
 
 def generate_completions_vllm(model_path: str, # a Hub id or a folder with a saved model
                               prompts: Sequence[str | Sequence[dict]], # chat messages or texts
@@ -217,9 +224,6 @@ def score_samples(correct: Sequence[Sequence[bool]], # per problem, one flag per
     return metrics
 
 # %% ../nbs/09_eval.ipynb #fcfbc362
-BENCHMARK_NAMES = (*BENCHMARKS, "synthetic")
-SYNTHETIC_SIZE = 200 # problems in the synthetic benchmark (the test split of `synthetic_problems`, seed 0)
-
 @dataclass
 class EvalResult:
     "What `evaluate` measured: the metrics, one record per problem and the settings of the run."
@@ -242,23 +246,31 @@ class EvalResult:
                 "n_samples": self.n_samples, "temperature": self.temperature, "backend": self.backend,
                 "metrics": dict(self.metrics), "seconds": round(self.seconds, 3)}
 
-    def summary(self) -> str:
-        "A few lines a reader can check: the run, then one metric per line with its count of problems."
-        decoding = "greedy" if self.temperature == 0 else f"temperature {self.temperature:g}"
-        head = (f"{self.benchmark}: {self.n_problems} problems x {self.n_samples} sample{'s' * (self.n_samples > 1)} "
-                f"({decoding}), model {self.model_name or '?'}, {self.seconds:.1f} s")
-        return "\n".join([head] + [f"  {k:<8} {v:7.2%}" for k, v in self.metrics.items()])
+# %% ../nbs/09_eval.ipynb #2b499e3e
+@patch
+def summary(self: EvalResult) -> str:
+    "A few lines a reader can check: the run, then one metric per line with its count of problems."
+    decoding = "greedy" if self.temperature == 0 else f"temperature {self.temperature:g}"
+    head = (f"{self.benchmark}: {self.n_problems} problems x {self.n_samples} sample{'s' * (self.n_samples > 1)} "
+            f"({decoding}), model {self.model_name or '?'}, {self.seconds:.1f} s")
+    return "\n".join([head] + [f"  {k:<8} {v:7.2%}" for k, v in self.metrics.items()])
 
-    def __repr__(self) -> str:
-        metrics = ", ".join(f"{k}={v:.4f}" for k, v in self.metrics.items())
-        return f"EvalResult({self.benchmark}, {self.n_problems} problems x {self.n_samples}, {metrics})"
+@patch
+def __repr__(self: EvalResult) -> str:
+    metrics = ", ".join(f"{k}={v:.4f}" for k, v in self.metrics.items())
+    return f"EvalResult({self.benchmark}, {self.n_problems} problems x {self.n_samples}, {metrics})"
 
+# %% ../nbs/09_eval.ipynb #5c48472a
 def _model_name(model) -> str:
     "The model as a reader knows it: 'tiny' for the embedded model (not its install path), else its name or folder."
     if not isinstance(model, (str, Path)):
         model = getattr(model, "name_or_path", "") or getattr(getattr(model, "config", None), "_name_or_path", "") or type(model).__name__
     try: return "tiny" if Path(model).resolve() == tiny_path().resolve() else str(model)
     except (OSError, ValueError): return str(model)
+
+# %% ../nbs/09_eval.ipynb #54a97f4e
+BENCHMARK_NAMES = (*BENCHMARKS, "synthetic")
+SYNTHETIC_SIZE = 200 # problems in the synthetic benchmark (the test split of `synthetic_problems`, seed 0)
 
 def _benchmark_rows(benchmark, limit: int | None, format, data_path) -> tuple[str, Any]:
     "The benchmark's name and its problems (a `datasets.Dataset`)."
@@ -283,12 +295,9 @@ def _benchmark_rows(benchmark, limit: int | None, format, data_path) -> tuple[st
     name = str(sources.pop()) if len(sources) == 1 else "custom"
     return re.sub(r"[^\w.-]+", "_", name), data
 
-def _question(prompt) -> str:
-    if isinstance(prompt, str): return prompt
-    users = [m["content"] for m in prompt if m.get("role") == "user"]
-    return users[-1] if users else ""
-
+# %% ../nbs/09_eval.ipynb #f1bc88b3
 def _use_vllm(use_vllm, model) -> bool:
+    "Whether this evaluation generates with vLLM; refuses `use_vllm=True` where vLLM cannot run, with the fix."
     if use_vllm not in (True, False, "auto"): raise OneShotError(f"use_vllm must be True, False or 'auto', got {use_vllm!r}")
     by_name = isinstance(model, (str, Path)) and str(model) != "tiny"
     if use_vllm is True:
@@ -299,6 +308,25 @@ def _use_vllm(use_vllm, model) -> bool:
         return True
     return use_vllm == "auto" and by_name and vllm_available()
 
+# %% ../nbs/09_eval.ipynb #680eec61
+def _graded_records(questions: list[str], references: list[str], completions: list[list[str]], sources: list[str]) -> list[dict]:
+    "One record per problem: its question, reference, completions, their extracted answers and verdicts, data source."
+    return [{"index": i, "question": question, "reference": reference, "completions": samples,
+             "answers": [extract_answer(c) for c in samples],
+             "correct": [bool(check_answer(c, reference)) for c in samples], "data_source": source}
+            for i, (question, reference, samples, source) in enumerate(zip(questions, references, completions, sources))]
+
+# %% ../nbs/09_eval.ipynb #a1e0a530
+def _write_result(result: EvalResult, output_dir: str | Path) -> Path:
+    "Write `<benchmark>.jsonl` (the records) and `<benchmark>_summary.json`; returns the records file."
+    output_dir = Path(output_dir); output_dir.mkdir(parents=True, exist_ok=True)
+    path = output_dir / f"{result.benchmark}.jsonl"
+    path.unlink(missing_ok=True)  # a fresh file per run, never a mix of two runs
+    append_jsonl(path, result.records)
+    (output_dir / f"{result.benchmark}_summary.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return path
+
+# %% ../nbs/09_eval.ipynb #19729f0c
 def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path for `load_policy` ('tiny': offline)
              tokenizer=None, # the model's tokenizer (omit for a pair or a name)
              benchmark=None, # 'gsm8k', 'math500', 'aime24', 'aime25', 'amc23', 'synthetic', or a Dataset with prompt/answer
@@ -308,7 +336,7 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
              batch_size: int = 16, # sequences per `generate` call
              limit: int | None = None, # evaluate only the first `limit` problems
              format: str | None = None, # prompt format ('xml', 'hash', 'think', 'boxed'); None: the benchmark's default
-             data_path: str | Path | None = None, # the benchmark's file, where `load_benchmark` should not look for it
+             data_path: str | Path | None = None, # the benchmark's file; None: its copy in $ONESHOT_DATA_DIR, else the Hub
              output_dir: str | Path | None = None, # where to write `<benchmark>.jsonl` and `<benchmark>_summary.json`
              top_p: float = 1.0, # nucleus sampling mass when sampling
              seed: int = 0, # sampling seed
@@ -340,23 +368,14 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
         try: completions = generate_completions(model, tokenizer, prompts, batch_size=batch_size, desc=name, **settings)
         finally: model.train(was_training)
     references = [str(a) for a in data["answer"]]
-    questions = list(data["question"]) if "question" in data.column_names else [_question(p) for p in prompts]
+    questions = list(data["question"]) if "question" in data.column_names else [chat_text(p, role="user", last=True) for p in prompts]
     sources = list(data["data_source"]) if "data_source" in data.column_names else [name] * len(data)
     warm_up_grader() # a LaTeX answer graded before the worker is ready would count as wrong
-    records = []
-    for i, (question, reference, samples, source) in enumerate(zip(questions, references, completions, sources)):
-        records.append({"index": i, "question": question, "reference": reference, "completions": samples,
-                        "answers": [extract_answer(c) for c in samples],
-                        "correct": [bool(check_answer(c, reference)) for c in samples], "data_source": source})
+    records = _graded_records(questions, references, completions, sources)
     metrics = score_samples([r["correct"] for r in records], [r["answers"] for r in records])
     result = EvalResult(name, metrics, records, n_samples, float(temperature), model_name,
                         time.perf_counter() - start, backend)
-    if output_dir is not None and is_main_process():
-        output_dir = Path(output_dir); output_dir.mkdir(parents=True, exist_ok=True)
-        result.output_path = output_dir / f"{name}.jsonl"
-        result.output_path.unlink(missing_ok=True)  # a fresh file per run, never a mix of two runs
-        append_jsonl(result.output_path, records)
-        (output_dir / f"{name}_summary.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+    if output_dir is not None and is_main_process(): result.output_path = _write_result(result, output_dir)
     return result
 
 # %% ../nbs/09_eval.ipynb #3bc9f1e0
@@ -395,6 +414,7 @@ class Generator:
 
     def __repr__(self) -> str: return f"Generator({_model_name(self.model)} on {self.device})"
 
+# %% ../nbs/09_eval.ipynb #1f498a3d
 def build_text_generator(model_id_or_model="tiny", # a name or path for `load_policy`, a model, or a (model, tokenizer) pair
                          tokenizer=None, # the tokenizer, when passing a model object
                          device: str | torch.device | None = None, # where to run; None keeps `load_policy`'s choice
@@ -407,13 +427,15 @@ def build_text_generator(model_id_or_model="tiny", # a name or path for `load_po
     if tokenizer is None: raise OneShotError("build_text_generator needs the tokenizer with a model object; pass tokenizer=")
     return Generator(model, tokenizer, device=device)
 
-_DEFAULT_GENERATOR: list[Generator] = []
+# %% ../nbs/09_eval.ipynb #9120a799
+_DEFAULT_GENERATOR: list[Generator] = [] # the tiny model's Generator, once built
 
 def default_generator() -> Generator:
     "The embedded tiny model as a `Generator`, built once."
     if not _DEFAULT_GENERATOR: _DEFAULT_GENERATOR.append(build_text_generator("tiny"))
     return _DEFAULT_GENERATOR[0]
 
+# %% ../nbs/09_eval.ipynb #5a9b2724
 def generate_math_solution(question: str, # the problem
                            generator: Generator | None = None, # None: the embedded tiny model
                            format: str = "xml", # the prompt format asked for ('xml', 'hash', 'think', 'boxed')
@@ -427,6 +449,7 @@ def generate_math_solution(question: str, # the problem
     return generator(build_prompt(question, format, system_prompt), max_new_tokens=max_new_tokens,
                      temperature=temperature, seed=seed)
 
+# %% ../nbs/09_eval.ipynb #021c4cb0
 def solve(question: str, # the problem
           generator: Generator | None = None, # None: the embedded tiny model
           format: str = "xml", # the prompt format asked for
@@ -436,6 +459,7 @@ def solve(question: str, # the problem
     completion = generate_math_solution(question, generator, format, **kwargs)
     return {"completion": completion, "answer": extract_answer(completion)}
 
+# %% ../nbs/09_eval.ipynb #195a4207
 def save_prompt_and_response(path: str | Path, # the JSON Lines file to append to
                              prompt: Any, # the prompt (text or chat messages)
                              response: str, # the model's response

@@ -25,7 +25,9 @@ from plotly.colors import hex_to_rgb, qualitative
 from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
-from .core import OneShotError, iter_jsonl, read_jsonl
+from fastcore.basics import patch
+
+from .core import OneShotError, chat_text, iter_jsonl, read_jsonl
 
 # %% auto #0
 __all__ = ['PALETTE', 'SCALAR_LABELS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'set_light_renderer', 'read_scalars',
@@ -66,72 +68,69 @@ def read_scalars(run_dir: str | Path, # a run folder; event files are searched r
     return df.sort_values(["tag", "step"]).reset_index(drop=True)[["tag", "step", "value"]]
 
 # %% ../nbs/10_viz.ipynb #96b045a5
-def _text(value: Any, roles: bool = True) -> str:
-    "Plain text of a prompt or completion: a string as is, chat messages as `role: content` lines."
-    if value is None or (isinstance(value, float) and math.isnan(value)): return ""
-    if isinstance(value, str): return value
-    if isinstance(value, dict): value = [value]
-    if isinstance(value, (list, tuple)):
-        lines = []
-        for m in value:
-            if not isinstance(m, dict): lines.append(str(m)); continue
-            content = m.get("content", "")
-            if isinstance(content, list): content = " ".join(c.get("text", "") if isinstance(c, dict) else str(c) for c in content)
-            lines.append(f"{m['role']}: {content}" if roles and m.get("role") else str(content))
-        return "\n".join(lines)
-    return str(value)
-
 def _float(value: Any) -> float:
     "A float, NaN for None or anything that is not a number."
     if isinstance(value, (list, tuple)): value = np.mean(value) if value else None
     try: return float(value) if value is not None else math.nan
     except (TypeError, ValueError): return math.nan
 
+# %% ../nbs/10_viz.ipynb #b630cceb
 def _flag(value: Any) -> bool:
     "A bool from True/False, None, NaN or a per-token list of flags (any)."
     if isinstance(value, (list, tuple, np.ndarray)): return bool(np.any(value))
     if value is None or (isinstance(value, float) and math.isnan(value)): return False
     return bool(value)
 
+# %% ../nbs/10_viz.ipynb #66bd2d1d
 def _index(value: Any) -> int | None:
     "An int index, or None where missing."
     if value is None or (isinstance(value, float) and math.isnan(value)): return None
     return int(value)
 
-_BASE_COLUMNS = ["step", "group", "path", "prompt", "completion", "reward", "advantage", "off_policy"]
+# %% ../nbs/10_viz.ipynb #e63c9e6e
+def _completion_row(i: int, # the record's position, for the error message
+                    r: dict, # one completion record
+                    keep_weights: bool, # keep `cross_path_weights`
+                   ) -> dict:
+    "One completion record as a table row: text, floats, flags, `rewards/<name>` per reward function, other keys as they are."
+    for key in ("step", "completion"):
+        if key not in r or r[key] is None:
+            raise OneShotError(f"completion record {i} has no '{key}'; expected the trainer's completions.jsonl records (step, prompt, completion, reward, ...)")
+    rewards = r.get("rewards") if isinstance(r.get("rewards"), dict) else {}
+    row = {"step": int(r["step"]), "group": _index(r.get("group")), "path": _index(r.get("path")),
+           "prompt": chat_text(r.get("prompt"), show_roles=True), "completion": chat_text(r["completion"]),
+           "reward": _float(r.get("reward")), "advantage": _float(r.get("advantage")), "off_policy": _flag(r.get("off_policy")),
+           "rewards": dict(rewards)}
+    for name, value in rewards.items(): row[f"rewards/{name}"] = _float(value)
+    for key, value in r.items():
+        if key in row or key.startswith("rewards/"): continue
+        if key == "cross_path_weights":
+            if not keep_weights: continue
+            value = value if isinstance(value, (list, tuple, np.ndarray)) else None
+        row[key] = value
+    return row
+
+# %% ../nbs/10_viz.ipynb #afc79ac6
+def _completion_records(source: str | Path | pd.DataFrame | Sequence[dict]) -> list[dict]:
+    "The completion records of a run folder, a completions.jsonl file, a list of records or a table."
+    if isinstance(source, pd.DataFrame): return source.to_dict("records")
+    if isinstance(source, (list, tuple)): return list(source)
+    path = Path(source)
+    if path.is_dir(): path = path / "completions.jsonl"
+    if not path.exists():
+        raise OneShotError(f"{path}: no such file; pass a run folder holding completions.jsonl (the trainer writes it "
+                           "when log_completions_jsonl=True) or the file itself")
+    return read_jsonl(path)
+
+# %% ../nbs/10_viz.ipynb #38330aa1
+_BASE_COLUMNS = ["step", "group", "path", "prompt", "completion", "reward", "advantage", "off_policy"] # read_completions' first columns
 
 def read_completions(source: str | Path | pd.DataFrame | Sequence[dict], # a run folder, a completions.jsonl file, records or a table of them
                      group_size: int | None = None, # completions per group, to cut groups when records carry no `group`; None: by (step, prompt)
                      keep_weights: bool = True, # keep the (possibly large) `cross_path_weights` column
                     ) -> pd.DataFrame:
     "One row per logged completion: step, group, path, prompt, completion, reward, rewards/<name>, advantage, off_policy, ..."
-    if isinstance(source, pd.DataFrame): records = source.to_dict("records")
-    elif isinstance(source, (list, tuple)): records = list(source)
-    else:
-        path = Path(source)
-        if path.is_dir(): path = path / "completions.jsonl"
-        if not path.exists():
-            raise OneShotError(f"{path}: no such file; pass a run folder holding completions.jsonl (the trainer writes it "
-                               "when log_completions_jsonl=True) or the file itself")
-        records = read_jsonl(path)
-    rows, names = [], {}
-    for i, r in enumerate(records):
-        for key in ("step", "completion"):
-            if key not in r or r[key] is None:
-                raise OneShotError(f"completion record {i} has no '{key}'; expected the trainer's completions.jsonl records (step, prompt, completion, reward, ...)")
-        rewards = r.get("rewards") if isinstance(r.get("rewards"), dict) else {}
-        row = {"step": int(r["step"]), "group": _index(r.get("group")), "path": _index(r.get("path")),
-               "prompt": _text(r.get("prompt")), "completion": _text(r["completion"], roles=False),
-               "reward": _float(r.get("reward")), "advantage": _float(r.get("advantage")), "off_policy": _flag(r.get("off_policy")),
-               "rewards": dict(rewards)}
-        for name, value in rewards.items(): names[name] = None; row[f"rewards/{name}"] = _float(value)
-        for key, value in r.items():
-            if key in row or key.startswith("rewards/"): continue
-            if key == "cross_path_weights":
-                if not keep_weights: continue
-                value = value if isinstance(value, (list, tuple, np.ndarray)) else None
-            row[key] = value
-        rows.append(row)
+    rows = [_completion_row(i, r, keep_weights) for i, r in enumerate(_completion_records(source))]
     df = pd.DataFrame(rows, columns=None if rows else _BASE_COLUMNS + ["rewards"])
     if not len(df): return df
     if df["group"].isna().any():
@@ -139,7 +138,7 @@ def read_completions(source: str | Path | pd.DataFrame | Sequence[dict], # a run
         else: df["group"] = df.groupby("step", sort=False)["prompt"].transform(lambda s: pd.factorize(s)[0])
     if df["path"].isna().any(): df["path"] = df.groupby(["step", "group"]).cumcount()
     df["group"], df["path"] = df["group"].astype(int), df["path"].astype(int)
-    reward_columns = [f"rewards/{n}" for n in names]
+    reward_columns = [f"rewards/{n}" for n in dict.fromkeys(name for row in rows for name in row["rewards"])]
     rest = [c for c in df.columns if c not in _BASE_COLUMNS and c not in reward_columns]
     order = _BASE_COLUMNS[:6] + reward_columns + _BASE_COLUMNS[6:] + rest
     return df[order].sort_values(["step", "group", "path"], kind="stable").reset_index(drop=True)
@@ -167,12 +166,14 @@ def _rgba(color: str, alpha: float) -> str:
     else: r, g, b = (int(float(x)) for x in re.findall(r"[\d.]+", color)[:3])
     return f"rgba({r},{g},{b},{alpha})"
 
+# %% ../nbs/10_viz.ipynb #100655f9
 def _scalars(source) -> pd.DataFrame | None:
     "The TensorBoard scalars of a source, or None where it has none."
     if isinstance(source, pd.DataFrame): return source if {"tag", "step", "value"} <= set(source.columns) else None
     if isinstance(source, (str, Path)) and Path(source).is_dir() and _event_files(Path(source)): return read_scalars(source)
     return None
 
+# %% ../nbs/10_viz.ipynb #dc97889f
 def _completions(source, keep_weights: bool = False) -> pd.DataFrame | None:
     "The completion records of a source, or None where it has none."
     if isinstance(source, pd.DataFrame): return read_completions(source, keep_weights=keep_weights) if "completion" in source.columns else None
@@ -181,13 +182,16 @@ def _completions(source, keep_weights: bool = False) -> pd.DataFrame | None:
     if path.is_file() or (path / "completions.jsonl").exists(): return read_completions(path, keep_weights=keep_weights)
     return None
 
+# %% ../nbs/10_viz.ipynb #84216109
 def _check_source(source):
+    "Refuse a path that does not exist and a table that is neither scalars nor completion records."
     if isinstance(source, (str, Path)) and not Path(source).exists():
         raise OneShotError(f"{source}: no such file or folder; pass a run's output_dir")
     if isinstance(source, pd.DataFrame) and not ({"tag", "step", "value"} <= set(source.columns) or "completion" in source.columns):
         raise OneShotError(f"a table with columns {list(source.columns)} is neither TensorBoard scalars (tag, step, value) "
                            "nor completion records (step, completion, reward); pass read_scalars(...) or read_completions(...)")
 
+# %% ../nbs/10_viz.ipynb #7decc2a3
 def _tag(scalars: pd.DataFrame, tag: str) -> pd.Series | None:
     "The curve (indexed by step) of `tag` or `train/<tag>`, or None."
     for name in (tag, f"train/{tag}"):
@@ -195,11 +199,15 @@ def _tag(scalars: pd.DataFrame, tag: str) -> pd.Series | None:
         if len(rows): return rows.groupby("step")["value"].mean()
     return None
 
+# %% ../nbs/10_viz.ipynb #6e6d4594
 def _title(title: str, subtitle: str | None = None) -> dict:
+    "A plotly title: the title, the escaped subtitle in small type below it."
     return dict(text=title + (f"<br><sup>{html.escape(subtitle)}</sup>" if subtitle else ""), x=0.01)
 
-_DASHES = ["solid", "dash", "dot", "dashdot", "longdash"]
-_SYMBOLS = ["circle", "square-open", "diamond-open", "triangle-up-open", "x-thin-open", "star-open"]
+# %% ../nbs/10_viz.ipynb #67b6a0c4
+_DASHES = ["solid", "dash", "dot", "dashdot", "longdash"] # one per curve, so coinciding curves stay apart
+_SYMBOLS = ["circle", "square-open", "diamond-open", "triangle-up-open", "x-thin-open", "star-open"] # the same for markers
+_MAX_MARKERS = 60 # a curve with more points is drawn as a line without markers
 
 def _line_figure(series: dict[str, pd.Series], # name -> curve indexed by step
                  smoothing: float, title: str, subtitle: str, y_title: str, x_title: str = "training step") -> go.Figure:
@@ -214,17 +222,19 @@ def _line_figure(series: dict[str, pd.Series], # name -> curve indexed by step
         # curves that coincide (two format rewards both at 1.0) stay apart: each its own dash and marker, the later
         # ones' markers smaller, so a marker drawn over another leaves it visible around its own
         marker = dict(size=max(5, 11 - 2 * k) if k else 6, symbol=_SYMBOLS[k % len(_SYMBOLS)], line=dict(width=1.5, color=color))
-        fig.add_scatter(x=x, y=y, mode="lines+markers" if len(x) <= 60 else "lines", name=name, legendgroup=name,
+        fig.add_scatter(x=x, y=y, mode="lines+markers" if len(x) <= _MAX_MARKERS else "lines", name=name, legendgroup=name,
                         line=dict(color=color, width=2.5 if k == 0 else 1.5, dash=_DASHES[k % len(_DASHES)]), marker=marker)
     fig.update_layout(title=_title(title, subtitle), xaxis_title=x_title, yaxis_title=y_title, template="plotly_white",
                       hovermode="x unified", legend=dict(orientation="h", y=-0.2))
     return fig
 
+# %% ../nbs/10_viz.ipynb #c9334d94
 def _and(names: Sequence[str]) -> str:
     "'a', 'a and b', 'a, b and c'."
     names = list(names)
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
+# %% ../nbs/10_viz.ipynb #3e8b1463
 def coinciding(series: dict[str, pd.Series], # name -> curve indexed by step
                tol: float = 1e-6, # largest difference still drawn as the same point
               ) -> list[list[str]]:
@@ -238,6 +248,7 @@ def coinciding(series: dict[str, pd.Series], # name -> curve indexed by step
         else: groups.append([name])
     return [g for g in groups if len(g) > 1]
 
+# %% ../nbs/10_viz.ipynb #ed1b1e89
 def reward_curve(source: str | Path | pd.DataFrame, # a run folder, read_scalars(...) or read_completions(...)
                  smoothing: float = 0.0, # TensorBoard-style smoothing weight in [0, 1)
                  title: str = "Reward during training", # the figure's title
@@ -270,6 +281,7 @@ def _band(fig: go.Figure, x, lower, upper, color: str, name: str, legendgroup: s
     fig.add_scatter(x=x, y=upper, mode="lines", line=dict(width=0, color=color), fill="tonexty", fillcolor=_rgba(color, 0.2),
                     name=name, legendgroup=legendgroup, showlegend=False, hoverinfo="skip", **subplot)
 
+# %% ../nbs/10_viz.ipynb #726bb7b7
 def length_curve(source: str | Path | pd.DataFrame, # a run folder, read_scalars(...) or read_completions(...)
                  smoothing: float = 0.0, # smoothing weight of the mean curve, in [0, 1)
                  title: str = "Completion length during training", # the figure's title
@@ -339,6 +351,7 @@ def _load_summary(item: dict | str | Path) -> tuple[dict, str | None]:
     if not file.exists(): raise OneShotError(f"{file}: no such file; the trainer writes summary.json at the end of a run")
     return json.loads(file.read_text(encoding="utf-8")), (path.name if path.is_dir() else path.parent.name)
 
+# %% ../nbs/10_viz.ipynb #c26864f6
 def accuracy_bars(summaries: dict | str | Path | Sequence[dict | str | Path], # one or several summaries, summary.json files or run folders
                   names: Sequence[str] | None = None, # a label per run; default: the 'name' key or the folder's name
                   title: str = "Held-out accuracy before and after training", # the figure's title
@@ -369,6 +382,7 @@ def _count_noun(plural: str, n: int) -> str:
     "'seeds' for several, 'seed' for one."
     return plural[:-1] if n == 1 and plural.endswith("s") else plural
 
+# %% ../nbs/10_viz.ipynb #6d88e897
 def curves_with_bands(df: pd.DataFrame, # tidy table with columns step, value, seed and method (names set by x, y)
                       title: str | None = None, # the figure's title; None: 'Mean over <over>, band: one standard deviation'
                       y_title: str = "reward", # the y axis label
@@ -438,10 +452,12 @@ def group_weights(source: Any, # a (T, G, G) array, one group's records (list or
 
 # %% ../nbs/10_viz.ipynb #a73d92e5
 def _labels(G: int, path_labels: Sequence[str] | None) -> list[str]:
+    "One label per path: the given ones, else 'path i'."
     labels = list(path_labels) if path_labels is not None else [f"path {i}" for i in range(G)]
     if len(labels) != G: raise OneShotError(f"got {len(labels)} path labels for {G} paths; pass one per path")
     return labels
 
+# %% ../nbs/10_viz.ipynb #7eac81c4
 def cross_path_heatmap(source: Any, # (T, G, G) weights, a group's records, or a run folder / records with step= and group=
                        step: int | None = None, # training step, when the source is a whole run
                        group: int | None = None, # group of that step, when the source is a whole run
@@ -501,8 +517,9 @@ def cross_path_lines(source: Any, # (T, G, G) weights, a group's records, or a r
     return fig
 
 # %% ../nbs/10_viz.ipynb #4075429f
-ENTROPY_SITES = {"input": "input residual", "attention": "attention output", "mlp": "MLP output", "output": "output residual"}
-ENTROPY_COMPONENTS = {"layer": "layer: H(out) - H(in)", "attention": "attention", "mlp": "MLP"}
+ENTROPY_SITES = {"input": "input residual", "attention": "attention output", "mlp": "MLP output", "output": "output residual"} # site -> legend name
+ENTROPY_COMPONENTS = {"layer": "layer: H(out) - H(in)", "attention": "attention", "mlp": "MLP"} # component of Delta H -> legend name
+
 def _tidy(df: pd.DataFrame, key: str, value: str, allowed: dict, what: str) -> pd.DataFrame:
     "A tidy (layer, key, value[, method]) table from a tidy or a wide one, checked against the allowed keys."
     if "layer" not in df.columns: raise OneShotError(f"{what} needs a 'layer' column; got {list(df.columns)}")
@@ -516,6 +533,7 @@ def _tidy(df: pd.DataFrame, key: str, value: str, allowed: dict, what: str) -> p
     keys = ["method", key, "layer"] if "method" in df.columns else [key, "layer"]
     return df.groupby(keys, sort=False)[value].mean().reset_index()
 
+# %% ../nbs/10_viz.ipynb #a1373428
 def entropy_flow_figure(df: pd.DataFrame, # columns layer, site (input, attention, mlp, output), entropy; optional method
                         title: str = "Entropy of the internal layer policies", # the figure's title
                         y_title: str = "entropy (nats)", # the y axis label
@@ -536,6 +554,7 @@ def entropy_flow_figure(df: pd.DataFrame, # columns layer, site (input, attentio
                       xaxis_title="layer", yaxis_title=y_title, template="plotly_white", hovermode="x unified")
     return fig
 
+# %% ../nbs/10_viz.ipynb #9d0a0e14
 def entropy_change_figure(df: pd.DataFrame, # columns layer, component (layer, attention, mlp), delta; optional method
                           kind: str = "bars", # 'bars' (grouped) or 'lines'
                           title: str = "Entropy change inside each layer", # the figure's title
@@ -569,18 +588,22 @@ _CSS = """<style>
 .osr-group pre{white-space:pre-wrap;word-break:break-word;margin:0;min-width:220px;max-width:480px;font-size:12px}
 .osr-weights td{width:44px;height:26px;text-align:center;font-size:12px;border:1px solid #fff}
 .osr-muted{color:#888}
-</style>"""
+</style>""" # the style sheet of group_html and weights_html (the explorer and the report)
 
+# %% ../nbs/10_viz.ipynb #8c4a2699
 def _number(value: Any, digits: int = 3) -> str:
+    "A number with `digits` significant digits, '—' where there is none."
     v = _float(value)
     return "—" if math.isnan(v) else f"{v:.{digits}g}"
 
+# %% ../nbs/10_viz.ipynb #0eceed5a
 def _clip(text: str, max_chars: int) -> str:
     "The escaped text, cut after max_chars characters with a note of how many were left out."
     text = str(text)
     if len(text) <= max_chars: return html.escape(text)
     return html.escape(text[:max_chars]) + f'<span class="osr-muted"> … ({len(text) - max_chars} more characters)</span>'
 
+# %% ../nbs/10_viz.ipynb #318cf3ae
 def group_html(records: pd.DataFrame | Sequence[dict], # one group's completion records (read_completions rows)
                max_chars: int = 3000, # characters of each completion shown
                show_prompt: bool = True, # print the prompt above the table
@@ -607,6 +630,7 @@ def group_html(records: pd.DataFrame | Sequence[dict], # one group's completion 
     parts.append("</table></div>")
     return "".join(parts)
 
+# %% ../nbs/10_viz.ipynb #1672c149
 def weights_html(matrix: np.ndarray, # (G, G) attention weights of one thinking step; NaN rows: paths no longer thinking
                  path_labels: Sequence[str] | None = None, # a name per path; default 'path i'
                  caption: str = "", # a line above the table
@@ -650,60 +674,69 @@ class CompletionsExplorer(widgets.VBox):
         self._weights = None
         self.update()
 
-    def visible(self) -> pd.DataFrame:
-        "The completions of the chosen step within the reward range (a completion without a reward always shows)."
-        lo, hi = self.reward_range.value
-        rows = self.completions[self.completions.step == self.step.value]
-        return rows[rows.reward.isna() | rows.reward.between(lo - 1e-9, hi + 1e-9)]
+# %% ../nbs/10_viz.ipynb #47ec880f
+@patch
+def visible(self: CompletionsExplorer) -> pd.DataFrame:
+    "The completions of the chosen step within the reward range (a completion without a reward always shows)."
+    lo, hi = self.reward_range.value
+    rows = self.completions[self.completions.step == self.step.value]
+    return rows[rows.reward.isna() | rows.reward.between(lo - 1e-9, hi + 1e-9)]
 
-    def update(self):
-        "Refresh the group menu for the chosen step and reward range, then the group's view."
-        visible = self.visible()
-        options = []
-        for g, rows in visible.groupby("group"):
-            total = int(((self.completions.step == self.step.value) & (self.completions.group == g)).sum())
-            prompt = rows.prompt.iloc[0].replace("\n", " ")
-            options.append((f"{g}: {len(rows)}/{total} shown, mean reward {_number(rows.reward.mean())} · {prompt[:60]}", int(g)))
-        self._busy = True
-        try:
-            old = self.group.value
-            self.group.options = options
-            if options: self.group.value = old if old in [v for _, v in options] else options[0][1]
-        finally: self._busy = False
-        self.update_group()
+# %% ../nbs/10_viz.ipynb #f152ffdf
+@patch
+def update(self: CompletionsExplorer):
+    "Refresh the group menu for the chosen step and reward range, then the group's view."
+    visible = self.visible()
+    options = []
+    for g, rows in visible.groupby("group"):
+        total = int(((self.completions.step == self.step.value) & (self.completions.group == g)).sum())
+        prompt = rows.prompt.iloc[0].replace("\n", " ")
+        options.append((f"{g}: {len(rows)}/{total} shown, mean reward {_number(rows.reward.mean())} · {prompt[:60]}", int(g)))
+    self._busy = True
+    try:
+        old = self.group.value
+        self.group.options = options
+        if options: self.group.value = old if old in [v for _, v in options] else options[0][1]
+    finally: self._busy = False
+    self.update_group()
 
-    def update_group(self):
-        "Show the chosen group's completions and, for M3PO records, its attention weights."
-        lo, hi = self.reward_range.value
-        if self.group.value is None or not self.group.options:
-            self.table.value = f'<p class="osr-muted">No completion at step {self.step.value} with a reward in [{lo:.2f}, {hi:.2f}].</p>'
-            self._weights = None
-        else:
-            all_rows = self.completions[(self.completions.step == self.step.value) & (self.completions.group == self.group.value)]
-            rows = self.visible(); rows = rows[rows.group == self.group.value]
-            hidden = len(all_rows) - len(rows)
-            note = f'<p class="osr-muted">{hidden} completion{"s" * (hidden != 1)} of this group outside the reward range not shown.</p>' if hidden else ""
-            self.table.value = group_html(rows, self.max_chars) + note
-            has = "cross_path_weights" in all_rows and all_rows.cross_path_weights.notna().any()
-            self._weights = group_weights(all_rows) if has else None
-        if self._weights is None:
-            self.thinking_step.layout.display, self.heatmap.value = "none", ""
-            return
-        self.thinking_step.layout.display = None
-        self._busy = True
-        try:
-            self.thinking_step.max = len(self._weights) - 1
-            self.thinking_step.value = min(self.thinking_step.value, self.thinking_step.max)
-        finally: self._busy = False
-        self.update_heatmap()
+# %% ../nbs/10_viz.ipynb #5f71945e
+@patch
+def update_group(self: CompletionsExplorer):
+    "Show the chosen group's completions and, for M3PO records, its attention weights."
+    lo, hi = self.reward_range.value
+    if self.group.value is None or not self.group.options:
+        self.table.value = f'<p class="osr-muted">No completion at step {self.step.value} with a reward in [{lo:.2f}, {hi:.2f}].</p>'
+        self._weights = None
+    else:
+        all_rows = self.completions[(self.completions.step == self.step.value) & (self.completions.group == self.group.value)]
+        rows = self.visible(); rows = rows[rows.group == self.group.value]
+        hidden = len(all_rows) - len(rows)
+        note = f'<p class="osr-muted">{hidden} completion{"s" * (hidden != 1)} of this group outside the reward range not shown.</p>' if hidden else ""
+        self.table.value = group_html(rows, self.max_chars) + note
+        has = "cross_path_weights" in all_rows and all_rows.cross_path_weights.notna().any()
+        self._weights = group_weights(all_rows) if has else None
+    if self._weights is None:
+        self.thinking_step.layout.display, self.heatmap.value = "none", ""
+        return
+    self.thinking_step.layout.display = None
+    self._busy = True
+    try:
+        self.thinking_step.max = len(self._weights) - 1
+        self.thinking_step.value = min(self.thinking_step.value, self.thinking_step.max)
+    finally: self._busy = False
+    self.update_heatmap()
 
-    def update_heatmap(self):
-        "Draw the attention matrix of the chosen thinking step."
-        if self._weights is None or self._busy: return
-        t = self.thinking_step.value
-        self.heatmap.value = weights_html(self._weights[t], caption=f"M3PO attention at thinking step {t} of {len(self._weights) - 1}: "
-                                          "row i is the thinking path, column j the peer whose token it blends in; a grey row: that path has stopped thinking")
+# %% ../nbs/10_viz.ipynb #75ccd07b
+@patch
+def update_heatmap(self: CompletionsExplorer):
+    "Draw the attention matrix of the chosen thinking step."
+    if self._weights is None or self._busy: return
+    t = self.thinking_step.value
+    self.heatmap.value = weights_html(self._weights[t], caption=f"M3PO attention at thinking step {t} of {len(self._weights) - 1}: "
+                                      "row i is the thinking path, column j the peer whose token it blends in; a grey row: that path has stopped thinking")
 
+# %% ../nbs/10_viz.ipynb #04a3f802
 def completions_explorer(source: str | Path | pd.DataFrame | Sequence[dict], # a run folder, completions.jsonl, records or read_completions(...)
                          group_size: int | None = None, # completions per group when records carry no `group` (see read_completions)
                          max_chars: int = 3000, # characters shown per completion
@@ -722,6 +755,7 @@ def signal_groups(completions: pd.DataFrame, # read_completions(...) of a run
     spread = spread[spread > tol]
     return [int(g) for g in sorted(spread.index, key=lambda g: (-spread[g], g))]
 
+# %% ../nbs/10_viz.ipynb #68a3068a
 def spread_samples(group: pd.DataFrame, # one group's completion records
                    n: int = 4, # how many to keep
                   ) -> pd.DataFrame:
@@ -732,25 +766,133 @@ def spread_samples(group: pd.DataFrame, # one group's completion records
 
 # %% ../nbs/10_viz.ipynb #24b3513b
 def _figure_html(fig: go.Figure, n: int) -> str:
+    "The n-th figure of a page as a `<div>` and its script, without plotly.js (the page's head holds it once)."
     return fig.to_html(full_html=False, include_plotlyjs=False, auto_play=False, div_id=f"osr-figure-{n}",
                        config={"displaylogo": False, "responsive": True})
 
+# %% ../nbs/10_viz.ipynb #e5b5eee6
 def _table_html(rows: list[dict], columns: list[str]) -> str:
+    "An HTML table with the given columns, one row per dict (missing keys: empty cells)."
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(r.get(c, '')))}</td>" for c in columns) + "</tr>" for r in rows)
     return f'<table class="osr-table"><tr>{head}</tr>{body}</table>'
 
+# %% ../nbs/10_viz.ipynb #ee319af9
 def _format(value: Any) -> str:
+    "A summary value as table text."
     if isinstance(value, float): return f"{value:.4g}"
     if isinstance(value, (dict, list)): return json.dumps(value)
     return str(value)
 
+# %% ../nbs/10_viz.ipynb #20f42934
 _PAGE_CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
 .osr-note{color:#777;font-style:italic}.osr-table{border-collapse:collapse;margin:.5em 0}
 .osr-table td,.osr-table th{border:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top}
-.osr-table td{white-space:pre-wrap}"""
+.osr-table td{white-space:pre-wrap}""" # the report page's style sheet
 
+class _Page:
+    "The HTML pieces of a report's body and the figures drawn in it."
+    def __init__(self): self.figures, self.body = [], []
+    def add(self, piece: str): self.body.append(piece)
+    def figure(self, fig: go.Figure): self.figures.append(fig); self.body.append(_figure_html(fig, len(self.figures)))
+    def note(self, text: str): self.body.append(f'<p class="osr-note">{html.escape(text)}</p>')
+    def attempt(self, make, missing: str):
+        "Add the figure `make()` draws, or a note naming what is missing and why."
+        try: self.figure(make())
+        except OneShotError as e: self.note(f"{missing} ({e})")
+
+# %% ../nbs/10_viz.ipynb #495c8518
+def _summary_section(page: _Page, run_dir: Path):
+    "The run's summary.json: the accuracy table and bars, then its other values; a note when there is none."
+    page.add("<h2>Summary</h2>")
+    if not (run_dir / "summary.json").exists():
+        page.note("No summary.json: the run has not finished (it is written at the end of training)."); return
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    before, after = _float(summary.get("accuracy_before")), _float(summary.get("accuracy_after"))
+    if not (math.isnan(before) and math.isnan(after)):
+        change = "" if math.isnan(before) or math.isnan(after) else f"{after - before:+.1%}"
+        page.add(_table_html([{"accuracy before training": "—" if math.isnan(before) else f"{before:.1%}",
+                               "accuracy after training": "—" if math.isnan(after) else f"{after:.1%}", "change": change}],
+                             ["accuracy before training", "accuracy after training", "change"]))
+        page.figure(accuracy_bars(summary, names=[run_dir.name]))
+    else: page.note("summary.json has no accuracy_before / accuracy_after: the run was not evaluated.")
+    others = [{"key": k, "value": _format(v)} for k, v in summary.items() if k not in ("accuracy_before", "accuracy_after")]
+    if others: page.add(_table_html(others, ["key", "value"]))
+
+# %% ../nbs/10_viz.ipynb #2f3c520b
+def _training_section(page: _Page, run_dir: Path, smoothing: float):
+    "The training curves that the run's logs allow, a note for each that they do not."
+    page.add("<h2>Training</h2>")
+    if not (_event_files(run_dir) or (run_dir / "completions.jsonl").exists()):
+        page.note("No TensorBoard event files and no completions.jsonl: nothing was logged yet (train with report_to='tensorboard')."); return
+    page.attempt(lambda: reward_curve(run_dir, smoothing=smoothing), "No reward curve")
+    page.attempt(lambda: length_curve(run_dir, smoothing=smoothing), "No length curve")
+    if _event_files(run_dir):
+        page.attempt(lambda: scalar_curves(run_dir, smoothing=smoothing), "No loss or entropy curve")
+        if not any(tag.endswith("/kl") or tag == "kl" for tag in set(read_scalars(run_dir).tag)):
+            page.note("No KL curve: the run's loss has no KL term (beta = 0), so none was logged.")
+
+# %% ../nbs/10_viz.ipynb #eb5f6bd2
+_EVAL_COMPLETION_CHARS = 1500 # characters of an evaluated completion shown in the report
+
+def _evaluation_section(page: _Page, run_dir: Path):
+    "A table of the evaluations in the run's eval*/ folders and their first problems; a note when there are none."
+    page.add("<h2>Evaluation</h2>")
+    summaries = sorted(run_dir.glob("eval*/*_summary.json"))
+    if not summaries:
+        page.note("No evaluation summaries in the run's eval*/ folders: evaluate its final model with "
+                  f"`oneshot-reason eval --model {run_dir / 'final'}`."); return
+    rows, metric_names = [], {}
+    for file in summaries:
+        s = json.loads(file.read_text(encoding="utf-8"))
+        metrics = s.get("metrics", {}) or {}
+        metric_names.update(dict.fromkeys(metrics))
+        rows.append({"folder": file.parent.name, "benchmark": s.get("benchmark", file.name[: -len("_summary.json")]), "model": s.get("model", ""),
+                     "problems": s.get("n_problems", ""), "samples": s.get("n_samples", ""), "temperature": s.get("temperature", ""),
+                     **{k: f"{v:.1%}" if isinstance(v, (int, float)) else v for k, v in metrics.items()}, "seconds": s.get("seconds", "")})
+    page.add(_table_html(rows, ["folder", "benchmark", "model", "problems", "samples", "temperature", *metric_names, "seconds"]))
+    for file in summaries:
+        records_file = file.with_name(file.name[: -len("_summary.json")] + ".jsonl")
+        if not records_file.exists(): continue
+        samples = list(itertools.islice(iter_jsonl(records_file), 2))
+        page.add(f"<h3>{html.escape(file.parent.name)}/{html.escape(records_file.stem)}: first problems</h3>")
+        page.add(_table_html([{"question": r.get("question", ""), "reference": r.get("reference", ""),
+                               "answer": (r.get("answers") or [""])[0], "correct": (r.get("correct") or [""])[0],
+                               "completion": str((r.get("completions") or [""])[0])[:_EVAL_COMPLETION_CHARS]} for r in samples],
+                             ["question", "reference", "answer", "correct", "completion"]))
+
+# %% ../nbs/10_viz.ipynb #2fa2612c
+_SAMPLE_CHARS = 2000 # characters of a training completion shown in the report
+
+def _samples_section(page: _Page, run_dir: Path, n_samples: int):
+    "Sample completions at the first and last logged steps and, for M3PO runs, the attention figures."
+    page.add("<h2>Sample completions</h2>")
+    completions = read_completions(run_dir) if (run_dir / "completions.jsonl").exists() else None
+    if completions is None or not len(completions):
+        page.note("No completions.jsonl (or it is empty): train with log_completions_jsonl=True."); return
+    steps = sorted(set([int(completions.step.min()), int(completions.step.max())]))
+    page.add('<p class="osr-note">At each step, the group whose rewards differ most: a group whose completions all got '
+             "the same reward has advantage 0 and teaches nothing. Shown: the best and the worst completions of the group, "
+             f"up to {n_samples}.</p>")
+    for k, step in enumerate(steps):
+        rows = completions[completions.step == step]
+        groups, n_groups = signal_groups(completions, step), rows.group.nunique()
+        group = groups[0] if groups else int(rows.group.min())
+        chosen = rows[rows.group == group]
+        shown = spread_samples(chosen, n_samples)
+        why = (f"group {group}: rewards from {_number(chosen.reward.min())} to {_number(chosen.reward.max())}; "
+               f"{len(groups)} of {n_groups} groups at this step had rewards that differ" if groups else
+               f"all {n_groups} groups at this step had equal rewards (no learning signal); group {group}")
+        page.add(f"<h3>{'first' if k == 0 else 'last'} logged step: {step}</h3>"
+                 f'<p class="osr-note">{html.escape(why)}; {len(shown)} of its {len(chosen)} completions shown.</p>'
+                 + group_html(shown, max_chars=_SAMPLE_CHARS, css=(k == 0)))
+    if "cross_path_weights" in completions and completions.cross_path_weights.notna().any():
+        page.add("<h2>M3PO per-path attention weights</h2>")
+        page.attempt(lambda: cross_path_heatmap(completions), "No attention heatmap")
+        page.attempt(lambda: cross_path_lines(completions), "No attention lines")
+
+# %% ../nbs/10_viz.ipynb #c67fb0e0
 def write_report(run_dir: str | Path, # the run folder (output_dir of training or evaluation)
                  output: str | Path = "report.html", # the page to write; a relative path is taken inside run_dir
                  title: str | None = None, # the page's title; default: the run folder's name
@@ -761,92 +903,16 @@ def write_report(run_dir: str | Path, # the run folder (output_dir of training o
     run_dir = Path(run_dir)
     if not run_dir.is_dir(): raise OneShotError(f"{run_dir}: no such folder; pass the run's output_dir")
     output = Path(output) if Path(output).is_absolute() else run_dir / output
-    figures, body = [], []
-    def figure(fig): figures.append(fig); body.append(_figure_html(fig, len(figures)))
-    def note(text): body.append(f'<p class="osr-note">{html.escape(text)}</p>')
-    def attempt(make, missing):
-        try: figure(make())
-        except OneShotError as e: note(f"{missing} ({e})")
-
-    body.append("<h2>Summary</h2>")
-    if (run_dir / "summary.json").exists():
-        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-        before, after = _float(summary.get("accuracy_before")), _float(summary.get("accuracy_after"))
-        if not (math.isnan(before) and math.isnan(after)):
-            change = "" if math.isnan(before) or math.isnan(after) else f"{after - before:+.1%}"
-            body.append(_table_html([{"accuracy before training": "—" if math.isnan(before) else f"{before:.1%}",
-                                      "accuracy after training": "—" if math.isnan(after) else f"{after:.1%}", "change": change}],
-                                    ["accuracy before training", "accuracy after training", "change"]))
-            figure(accuracy_bars(summary, names=[run_dir.name]))
-        else: note("summary.json has no accuracy_before / accuracy_after: the run was not evaluated.")
-        others = [{"key": k, "value": _format(v)} for k, v in summary.items() if k not in ("accuracy_before", "accuracy_after")]
-        if others: body.append(_table_html(others, ["key", "value"]))
-    else: note("No summary.json: the run has not finished (it is written at the end of training).")
-
-    body.append("<h2>Training</h2>")
-    if _event_files(run_dir) or (run_dir / "completions.jsonl").exists():
-        attempt(lambda: reward_curve(run_dir, smoothing=smoothing), "No reward curve")
-        attempt(lambda: length_curve(run_dir, smoothing=smoothing), "No length curve")
-        if _event_files(run_dir):
-            attempt(lambda: scalar_curves(run_dir, smoothing=smoothing), "No loss or entropy curve")
-            if not any(tag.endswith("/kl") or tag == "kl" for tag in set(read_scalars(run_dir).tag)):
-                note("No KL curve: the run's loss has no KL term (beta = 0), so none was logged.")
-    else: note("No TensorBoard event files and no completions.jsonl: nothing was logged yet (train with report_to='tensorboard').")
-
-    body.append("<h2>Evaluation</h2>")
-    summaries = sorted(run_dir.glob("eval*/*_summary.json"))
-    if summaries:
-        rows, metric_names = [], {}
-        for file in summaries:
-            s = json.loads(file.read_text(encoding="utf-8"))
-            metrics = s.get("metrics", {}) or {}
-            metric_names.update(dict.fromkeys(metrics))
-            rows.append({"folder": file.parent.name, "benchmark": s.get("benchmark", file.name[: -len("_summary.json")]), "model": s.get("model", ""),
-                         "problems": s.get("n_problems", ""), "samples": s.get("n_samples", ""), "temperature": s.get("temperature", ""),
-                         **{k: f"{v:.1%}" if isinstance(v, (int, float)) else v for k, v in metrics.items()}, "seconds": s.get("seconds", "")})
-        body.append(_table_html(rows, ["folder", "benchmark", "model", "problems", "samples", "temperature", *metric_names, "seconds"]))
-        for file in summaries:
-            records_file = file.with_name(file.name[: -len("_summary.json")] + ".jsonl")
-            if not records_file.exists(): continue
-            samples = list(itertools.islice(iter_jsonl(records_file), 2))
-            body.append(f"<h3>{html.escape(file.parent.name)}/{html.escape(records_file.stem)}: first problems</h3>")
-            body.append(_table_html([{"question": r.get("question", ""), "reference": r.get("reference", ""),
-                                      "answer": (r.get("answers") or [""])[0], "correct": (r.get("correct") or [""])[0],
-                                      "completion": str((r.get("completions") or [""])[0])[:1500]} for r in samples],
-                                    ["question", "reference", "answer", "correct", "completion"]))
-    else: note("No evaluation summaries in the run's eval*/ folders: evaluate its final model with "
-               f"`oneshot-reason eval --model {run_dir / 'final'}`.")
-
-    body.append("<h2>Sample completions</h2>")
-    completions = read_completions(run_dir) if (run_dir / "completions.jsonl").exists() else None
-    if completions is not None and len(completions):
-        steps = sorted(set([int(completions.step.min()), int(completions.step.max())]))
-        body.append('<p class="osr-note">At each step, the group whose rewards differ most: a group whose completions all got '
-                    "the same reward has advantage 0 and teaches nothing. Shown: the best and the worst completions of the group, "
-                    f"up to {n_samples}.</p>")
-        for k, step in enumerate(steps):
-            rows = completions[completions.step == step]
-            groups, n_groups = signal_groups(completions, step), rows.group.nunique()
-            group = groups[0] if groups else int(rows.group.min())
-            chosen = rows[rows.group == group]
-            shown = spread_samples(chosen, n_samples)
-            why = (f"group {group}: rewards from {_number(chosen.reward.min())} to {_number(chosen.reward.max())}; "
-                   f"{len(groups)} of {n_groups} groups at this step had rewards that differ" if groups else
-                   f"all {n_groups} groups at this step had equal rewards (no learning signal); group {group}")
-            body.append(f"<h3>{'first' if k == 0 else 'last'} logged step: {step}</h3>"
-                        f'<p class="osr-note">{html.escape(why)}; {len(shown)} of its {len(chosen)} completions shown.</p>'
-                        + group_html(shown, max_chars=2000, css=(k == 0)))
-        if "cross_path_weights" in completions and completions.cross_path_weights.notna().any():
-            body.append("<h2>M3PO per-path attention weights</h2>")
-            attempt(lambda: cross_path_heatmap(completions), "No attention heatmap")
-            attempt(lambda: cross_path_lines(completions), "No attention lines")
-    else: note("No completions.jsonl (or it is empty): train with log_completions_jsonl=True.")
-
+    page = _Page()
+    _summary_section(page, run_dir)
+    _training_section(page, run_dir, smoothing)
+    _evaluation_section(page, run_dir)
+    _samples_section(page, run_dir, n_samples)
     name = title or run_dir.resolve().name
-    plotlyjs = f'<script type="text/javascript">{get_plotlyjs()}</script>' if figures else ""
-    page = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(name)}</title>'
+    plotlyjs = f'<script type="text/javascript">{get_plotlyjs()}</script>' if page.figures else ""
+    text = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(name)}</title>'
             f"<style>{_PAGE_CSS}</style>{plotlyjs}</head><body><h1>{html.escape(name)}</h1>"
-            f'<p class="osr-note">Run folder: {html.escape(str(run_dir.resolve()))}</p>' + "\n".join(body) + "</body></html>\n")
+            f'<p class="osr-note">Run folder: {html.escape(str(run_dir.resolve()))}</p>' + "\n".join(page.body) + "</body></html>\n")
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(page, encoding="utf-8")
+    output.write_text(text, encoding="utf-8")
     return output
