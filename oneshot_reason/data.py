@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from datasets import Dataset
 
-from .core import OneShotError, iter_jsonl
+from .core import OneShotError, chat_text, iter_jsonl
 
 # %% auto #0
 __all__ = ['FORMATS', 'DIFFICULTIES', 'INSTRUCTIONS', 'BENCHMARKS', 'PromptFormat', 'get_format', 'build_prompt',
@@ -42,6 +42,7 @@ class PromptFormat:
         "The full completion text for `reasoning` and `answer` in this format."
         return self.template.format(reasoning=str(reasoning).strip(), answer=str(answer).strip())
 
+# %% ../nbs/01_data.ipynb #c79cf88d
 FORMATS: dict[str, PromptFormat] = {f.name: f for f in [
     PromptFormat("xml", "Respond in the following format:\n<reasoning>\n...\n</reasoning>\n<answer>\n...\n</answer>",
                  "</reasoning>", "<reasoning>\n{reasoning}\n</reasoning>\n<answer>\n{answer}\n</answer>"),
@@ -53,6 +54,7 @@ FORMATS: dict[str, PromptFormat] = {f.name: f for f in [
                  "\\boxed{", "{reasoning}\n\\boxed{{{answer}}}"),
 ]}
 
+# %% ../nbs/01_data.ipynb #8a985102
 def get_format(name_or_format: str | PromptFormat, # a name in `FORMATS` or a `PromptFormat`
               ) -> PromptFormat:
     "The `PromptFormat` for a name (or the format itself)."
@@ -62,6 +64,7 @@ def get_format(name_or_format: str | PromptFormat, # a name in `FORMATS` or a `P
         raise OneShotError(f"unknown prompt format {name_or_format!r}; choose one of: {', '.join(FORMATS)}")
     return FORMATS[key]
 
+# %% ../nbs/01_data.ipynb #f746e009
 def build_prompt(question: str, # the problem text
                  format: str | PromptFormat = "xml", # the prompt format whose system prompt to use
                  system_prompt: str | None = None, # overrides the format's system prompt; '' means no system message
@@ -78,6 +81,7 @@ def extract_hash_answer(text: str, # a GSM8K-style solution ending in `#### answ
     if not isinstance(text, str) or "####" not in text: return None
     return text.split("####")[-1].replace(",", "").replace("$", "").strip()
 
+# %% ../nbs/01_data.ipynb #33a2562b
 def extract_boxed_answer(text: str, # text containing `\boxed{...}` (or `\fbox{...}`)
                         ) -> str | None:
     "The contents of the last `\\boxed{...}`, braces matched; None when there is none or it is unclosed."
@@ -115,12 +119,14 @@ class Difficulty:
         "The largest value any intermediate result may take."
         return self.max_total if self.max_total is not None else 5 * self.max_value
 
+# %% ../nbs/01_data.ipynb #1c912310
 DIFFICULTIES: dict[str, Difficulty] = {
     "easy": Difficulty(),
     "medium": Difficulty(min_steps=2, max_steps=3, max_value=50, operations="+-*", max_factor=4),
     "hard": Difficulty(min_steps=3, max_steps=5, max_value=100, operations="+-*/", max_factor=5),
 }
 
+# %% ../nbs/01_data.ipynb #10fc81a4
 def get_difficulty(difficulty: str | Difficulty | None = None, # a name in `DIFFICULTIES`, a `Difficulty`, or None for easy
                   ) -> Difficulty:
     "The `Difficulty` for a preset name (or the object itself)."
@@ -145,8 +151,6 @@ _START_TEMPLATES = ("{Name} has {count}.", "{Name} has {a} {containers} with {co
 _QUESTION_TEMPLATE = "How many {items} does {Name} have now?"
 _REASONING_TEMPLATES = ("{Name} starts with {count}.", "{Name} starts with {a} * {b} = {count}.", "{x} {op} {n} = {y}.")
 
-def _count(n: int, item: str) -> str: return f"{n} {item if n == 1 else _ITEMS[item]}"
-
 # %% ../nbs/01_data.ipynb #f1eebf11
 @dataclass(frozen=True)
 class Problem:
@@ -161,6 +165,7 @@ class Problem:
         "The perfect completion of this problem in `format`."
         return get_format(format).render(self.reasoning, self.answer)
 
+# %% ../nbs/01_data.ipynb #d3281765
 def _step_options(op: str, x: int, d: Difficulty) -> list[int]:
     "The operands that keep `x op n` a whole number within bounds."
     if op == "+": return list(range(1, min(d.max_value, d.bound - x) + 1))
@@ -168,13 +173,58 @@ def _step_options(op: str, x: int, d: Difficulty) -> list[int]:
     if op == "*": return list(range(2, min(d.max_factor, d.bound // x) + 1)) if x > 0 else []
     return [n for n in range(2, d.max_factor + 1) if x > 0 and x % n == 0]
 
+def _apply(op: str, x: int, n: int) -> int:
+    return {"+": x + n, "-": x - n, "*": x * n, "/": x // n if n else 0}[op]
+
+# %% ../nbs/01_data.ipynb #d4e0c4fb
 @functools.lru_cache(maxsize=64)
 def _boxes(d: Difficulty) -> list[tuple[int, int]]:
     "(boxes, items per box) pairs whose product stays within bounds."
     return [(a, b) for a in range(2, d.max_factor + 1) for b in range(1, d.max_value + 1) if a * b <= d.bound]
 
-def _apply(op: str, x: int, n: int) -> int:
-    return {"+": x + n, "-": x - n, "*": x * n, "/": x // n if n else 0}[op]
+def _count(n: int, item: str) -> str: return f"{n} {item if n == 1 else _ITEMS[item]}"
+
+def _draw_start(rng: random.Random, d: Difficulty, name: str, item: str) -> tuple[int, str, str, int]:
+    "The opening count: (count, sentence, reasoning, steps used)."
+    boxes = _boxes(d)
+    if "*" in d.operations and boxes and rng.random() < 1 / 3:
+        container = rng.choice(list(_CONTAINERS)); a, b = rng.choice(boxes); x = a * b
+        sentence = _START_TEMPLATES[1].format(Name=name, a=a, containers=_CONTAINERS[container],
+                                              count=_count(b, item), container=container)
+        return x, sentence, _REASONING_TEMPLATES[1].format(Name=name, a=a, b=b, count=_count(x, item)), 1
+    x = rng.randint(1, min(d.max_value, d.bound))
+    return x, _START_TEMPLATES[0].format(Name=name, count=_count(x, item)), _REASONING_TEMPLATES[0].format(Name=name, count=_count(x, item)), 0
+
+# %% ../nbs/01_data.ipynb #d9afbbc4
+def _draw_step(rng: random.Random, d: Difficulty, x: int, then: bool, item: str, words: dict) -> tuple[int, str, str] | None:
+    "One step on the count `x`: (new count, sentence, reasoning), or None when no operation fits."
+    options = {op: o for op in d.operations if (o := _step_options(op, x, d))}
+    if not options: return None
+    op = rng.choice(list(options)); n = rng.choice(options[op]); y = _apply(op, x, n)
+    template = rng.choice(_STEP_TEMPLATES[op])
+    text = template.format(**words, n=n, item=item if n == 1 else _ITEMS[item], count=_count(n, item))
+    if then: text = "Then " + (text[0].lower() + text[1:] if template.startswith("{Subj}") else text)
+    return y, text, _REASONING_TEMPLATES[2].format(x=x, op=op, n=n, y=y)
+
+# %% ../nbs/01_data.ipynb #50dab054
+def _draw_problem(rng: random.Random, d: Difficulty) -> Problem | None:
+    name = rng.choice(list(_NAMES)); other = rng.choice([o for o in _NAMES if o != name])
+    subj, obj, poss = _PRONOUNS[_NAMES[name]]
+    item = rng.choice(list(_ITEMS)); items = _ITEMS[item]
+    steps = rng.randint(d.min_steps, d.max_steps)
+    x, sentence, reasoning, done = _draw_start(rng, d, name, item)
+    sentences, reasonings = [sentence], [reasoning]
+    words = dict(Subj=subj, Other=other, obj=obj, poss=poss, items=items)
+    for i in range(done, steps):
+        step = _draw_step(rng, d, x, i > 0, item, words)
+        if step is None: return None
+        x, sentence, reasoning = step
+        sentences.append(sentence); reasonings.append(reasoning)
+    sentences.append(_QUESTION_TEMPLATE.format(items=items, Name=name))
+    return Problem(" ".join(sentences), " ".join(reasonings), str(x), steps)
+
+# %% ../nbs/01_data.ipynb #18089cd3
+_MAX_DRAWS = 1000  # attempts at one problem before the difficulty is called impossible
 
 def synthetic_problem(rng: random.Random | int, # a random generator (or a seed for one)
                       difficulty: str | Difficulty | None = None, # a `Difficulty` or preset name; None is 'easy'
@@ -182,40 +232,10 @@ def synthetic_problem(rng: random.Random | int, # a random generator (or a seed 
     "Draw one synthetic word problem with its worked solution."
     rng = rng if isinstance(rng, random.Random) else random.Random(rng)
     d = get_difficulty(difficulty)
-    for _ in range(1000):
+    for _ in range(_MAX_DRAWS):
         problem = _draw_problem(rng, d)
         if problem is not None: return problem
     raise OneShotError(f"could not build a problem at {d}; allow more operations or larger max_value / max_total")
-
-def _draw_problem(rng: random.Random, d: Difficulty) -> Problem | None:
-    name = rng.choice(list(_NAMES)); other = rng.choice([o for o in _NAMES if o != name])
-    subj, obj, poss = _PRONOUNS[_NAMES[name]]
-    item = rng.choice(list(_ITEMS)); items = _ITEMS[item]
-    steps = rng.randint(d.min_steps, d.max_steps)
-    sentences, reasoning, done = [], [], 0
-    boxes = _boxes(d)
-    if "*" in d.operations and boxes and rng.random() < 1 / 3:
-        container = rng.choice(list(_CONTAINERS)); a, b = rng.choice(boxes); x = a * b
-        sentences.append(_START_TEMPLATES[1].format(Name=name, a=a, containers=_CONTAINERS[container],
-                                                    count=_count(b, item), container=container))
-        reasoning.append(_REASONING_TEMPLATES[1].format(Name=name, a=a, b=b, count=_count(x, item)))
-        done = 1
-    else:
-        x = rng.randint(1, min(d.max_value, d.bound))
-        sentences.append(_START_TEMPLATES[0].format(Name=name, count=_count(x, item)))
-        reasoning.append(_REASONING_TEMPLATES[0].format(Name=name, count=_count(x, item)))
-    for i in range(done, steps):
-        options = {op: o for op in d.operations if (o := _step_options(op, x, d))}
-        if not options: return None
-        op = rng.choice(list(options)); n = rng.choice(options[op]); y = _apply(op, x, n)
-        template = rng.choice(_STEP_TEMPLATES[op])
-        text = template.format(Subj=subj, Other=other, obj=obj, poss=poss, items=items, n=n,
-                               item=item if n == 1 else items, count=_count(n, item))
-        if i > 0: text = "Then " + (text[0].lower() + text[1:] if template.startswith("{Subj}") else text)
-        sentences.append(text); reasoning.append(_REASONING_TEMPLATES[2].format(x=x, op=op, n=n, y=y))
-        x = y
-    sentences.append(_QUESTION_TEMPLATE.format(items=items, Name=name))
-    return Problem(" ".join(sentences), " ".join(reasoning), str(x), steps)
 
 # %% ../nbs/01_data.ipynb #e6ccf230
 def synthetic_split(question: str, # a question's text
@@ -224,6 +244,9 @@ def synthetic_split(question: str, # a question's text
     "'test' or 'train', decided by a stable hash of the question text."
     bucket = int(hashlib.md5(question.encode("utf-8")).hexdigest()[:8], 16) / 16**8
     return "test" if bucket < test_fraction else "train"
+
+# %% ../nbs/01_data.ipynb #1fb674ad
+_DRAWS_PER_PROBLEM = 100  # draws allowed per problem asked for (duplicates and the other split's are skipped), plus _MAX_DRAWS
 
 def synthetic_problems(n: int = 1000, # how many problems
                        seed: int = 0, # the random seed
@@ -236,7 +259,7 @@ def synthetic_problems(n: int = 1000, # how many problems
     if n < 0: raise OneShotError(f"n must be >= 0, got {n}")
     fmt, d = get_format(format), get_difficulty(difficulty)
     rng = random.Random(f"oneshot-synthetic-{seed}-{split}")
-    rows, seen, draws, max_draws = [], set(), 0, 100 * n + 1000
+    rows, seen, draws, max_draws = [], set(), 0, _DRAWS_PER_PROBLEM * n + _MAX_DRAWS
     while len(rows) < n:
         if draws >= max_draws:
             raise OneShotError(f"only {len(rows)} distinct {split} problems in {draws} draws at {d}; "
@@ -259,6 +282,7 @@ def text_pieces(text: str, # any text
     "Split `text` into words, single digits, format tags and punctuation marks (whitespace dropped)."
     return _PIECE.findall(text)
 
+# %% ../nbs/01_data.ipynb #9c8a0dc6
 def synthetic_vocabulary(formats: tuple[str, ...] | None = None, # prompt formats to include; None is all of them
                         ) -> set[str]:
     "Every piece (see `text_pieces`) that synthetic problems, their prompts and completions can contain."
@@ -283,6 +307,23 @@ def _plain(value: Any) -> Any:
     if value is not None and type(value).__name__ in ("NAType", "NaTType"): return None
     return value
 
+# %% ../nbs/01_data.ipynb #c442da7a
+def _json_records(path: Path) -> list[dict]:
+    "Rows of a .json file: a list of objects, or an object of equal-length columns."
+    try: data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise OneShotError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}); for one object per line use .jsonl") from None
+    if isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):
+        lengths = {len(v) for v in data.values()}
+        if len(lengths) != 1: raise OneShotError(f"{path}: columns have different lengths {sorted(lengths)}")
+        data = [dict(zip(data, row)) for row in zip(*data.values())]
+    if not isinstance(data, list):
+        raise OneShotError(f"{path}: expected a list of objects (or an object of columns), got {type(data).__name__}")
+    for i, row in enumerate(data):
+        if not isinstance(row, dict): raise OneShotError(f"{path}, row {i}: expected a JSON object, got {type(row).__name__}")
+    return data
+
+# %% ../nbs/01_data.ipynb #5b2b2cf8
 def read_records(path: str | Path, # a .jsonl, .json, .parquet or .csv file
                 ) -> list[dict]:
     "The rows of a data file as plain dicts; raises `OneShotError` naming the file (and row) it cannot read."
@@ -304,21 +345,6 @@ def read_records(path: str | Path, # a .jsonl, .json, .parquet or .csv file
     if not records: raise OneShotError(f"{path}: the file has no rows; point to a file with data")
     return [_plain(r) for r in records]
 
-def _json_records(path: Path) -> list[dict]:
-    "Rows of a .json file: a list of objects, or an object of equal-length columns."
-    try: data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise OneShotError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}); for one object per line use .jsonl") from None
-    if isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):
-        lengths = {len(v) for v in data.values()}
-        if len(lengths) != 1: raise OneShotError(f"{path}: columns have different lengths {sorted(lengths)}")
-        data = [dict(zip(data, row)) for row in zip(*data.values())]
-    if not isinstance(data, list):
-        raise OneShotError(f"{path}: expected a list of objects (or an object of columns), got {type(data).__name__}")
-    for i, row in enumerate(data):
-        if not isinstance(row, dict): raise OneShotError(f"{path}, row {i}: expected a JSON object, got {type(row).__name__}")
-    return data
-
 # %% ../nbs/01_data.ipynb #1a3edf6c
 INSTRUCTIONS: tuple[str, ...] = (
     "Let's think step by step and output the final answer within \\boxed{}.",
@@ -327,20 +353,17 @@ INSTRUCTIONS: tuple[str, ...] = (
     "Please put your final answer within \\boxed{}.",
 ) # instructions that verl-style data appends to (or puts before) the question
 
-_QUESTION_COLUMNS = ("question", "problem", "query", "input", "prompt")
-_ANSWER_COLUMNS = ("answer", "final_answer", "ground_truth", "reward_model.ground_truth")
-
 def question_from_messages(messages: list[dict], # chat messages, the question in the last user message
                           ) -> str:
     "The question asked in chat messages, without a known instruction (`INSTRUCTIONS`) around it."
-    users = [m.get("content") for m in messages or [] if isinstance(m, dict) and m.get("role") == "user"]
-    users = [u for u in users if isinstance(u, str)]
-    text = (users[-1] if users else "").strip()
+    users = [m for m in messages or [] if isinstance(m, dict) and m.get("role") == "user"]
+    text = chat_text(users, last=True).strip()
     for instruction in INSTRUCTIONS:
         if text.endswith(instruction): text = text[: -len(instruction)].strip()
         if text.startswith(instruction): text = text[len(instruction):].strip()
     return text
 
+# %% ../nbs/01_data.ipynb #1b77d6bb
 def _get(row: dict, column: str) -> Any:
     "row[column], where a dotted column reaches into nested dicts; KeyError when absent."
     if column in row: return row[column]
@@ -355,6 +378,7 @@ def _has(rows: list[dict], column: str) -> bool:
     try: _get(rows[0], column); return True
     except KeyError: return False
 
+# %% ../nbs/01_data.ipynb #7058e315
 def _is_messages(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(m, dict) and "content" in m for m in value)
 
@@ -362,7 +386,7 @@ def _chat(value: Any) -> bool:
     "Chat messages whose contents are all text."
     return _is_messages(value) and all(isinstance(m["content"], str) for m in value)
 
-# %% ../nbs/01_data.ipynb #dcee2843
+# %% ../nbs/01_data.ipynb #ee0a8005
 def _text_answer(value: Any, where: str, column: str) -> str:
     "A reference answer as text; numbers are written without a trailing .0."
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
@@ -372,32 +396,20 @@ def _text_answer(value: Any, where: str, column: str) -> str:
     if isinstance(value, float) and value.is_integer(): value = int(value)
     return str(value).strip()
 
+# %% ../nbs/01_data.ipynb #cd1901ac
 def _demonstration(value: Any, where: str, column: str) -> str:
     "A demonstration trace from text or chat messages (the last assistant message)."
-    if value is None: return ""
-    if isinstance(value, str): return value
-    if _chat(value):
-        assistant = [m["content"] for m in value if m.get("role", "assistant") == "assistant"]
-        return (assistant or [value[-1]["content"]])[-1]
+    if value is None or isinstance(value, str) or _chat(value): return chat_text(value, role="assistant", last=True)
     raise OneShotError(f"{where}: demonstration column {column!r} holds {type(value).__name__} {value!r:.40}, expected text or "
                        "chat messages; pass demonstration_column= to use another column")
 
-def _rows_to_dataset(rows: list[dict], # records from a file or the Hub
-                     origin: str, # where they came from, for messages
-                     source: str, # data_source for rows that have none
-                     format: str | PromptFormat = "xml", # prompt format, or 'native' to keep chat-message prompts
-                     question_column: str | None = None,
-                     answer_column: str | None = None,
-                     demonstration_column: str | None = None,
-                     limit: int | None = None,
-                    ) -> Dataset:
-    "Normalise math records to question / prompt / answer / solution / data_source (+ demonstration)."
-    if limit is not None:
-        if limit < 1: raise OneShotError(f"limit must be a positive number of rows, got {limit}")
-        rows = rows[:limit]
-    if not rows: raise OneShotError(f"{origin}: no rows; point to a file with data")
-    native = isinstance(format, str) and format.lower() == "native"
-    fmt = None if native else get_format(format)
+# %% ../nbs/01_data.ipynb #b638ab58
+_QUESTION_COLUMNS = ("question", "problem", "query", "input", "prompt")
+_ANSWER_COLUMNS = ("answer", "final_answer", "ground_truth", "reward_model.ground_truth")
+
+def _layout_columns(rows: list[dict], origin: str, native: bool, question_column: str | None, answer_column: str | None,
+                    demonstration_column: str | None) -> tuple[str | None, str | None, str | None]:
+    "The question, answer and demonstration columns of `rows` (None: question in the chat prompt, answer boxed in the solution, no demonstration)."
     columns = sorted(rows[0])
     def missing(column, argument):
         return OneShotError(f"{origin}: no column {column!r} (columns: {', '.join(columns)}); pass {argument}=")
@@ -415,42 +427,77 @@ def _rows_to_dataset(rows: list[dict], # records from a file or the Hub
     if native and not verl:
         raise OneShotError(f"{origin}: format='native' needs chat-message prompts in a 'prompt' column; "
                            f"pass a format ({', '.join(FORMATS)})")
-    out = []
-    for i, row in enumerate(rows):
-        where = f"{origin}, row {i}"
-        if (native or not question_column) and not _chat(row.get("prompt")):
-            raise OneShotError(f"{where}: 'prompt' is not chat messages with text content; "
-                               "fix the row, or pass question_column= (and a format other than 'native')")
-        try:
-            question = _get(row, question_column) if question_column else question_from_messages(row["prompt"])
-        except KeyError: raise OneShotError(f"{where}: no {question_column!r}; fix the row or pass question_column=") from None
-        if not isinstance(question, str) or not question.strip():
-            raise OneShotError(f"{where}: the question ({question_column or 'prompt'}) is "
-                               f"{'empty' if isinstance(question, str) else f'{type(question).__name__} {question!r:.40}'}, expected text")
-        solution = row.get("solution") if answer_column != "solution" else None
-        solution = solution if isinstance(solution, str) else ""
-        if answer_column is None:
-            answer = extract_boxed_answer(solution)
-            if answer is None: raise OneShotError(f"{where}: no \\boxed{{}} answer in 'solution'; pass answer_column=")
-        else:
-            try: answer = _text_answer(_get(row, answer_column), where, answer_column)
-            except KeyError: raise OneShotError(f"{where}: no {answer_column!r}; fix the row or pass answer_column=") from None
-            if "####" in answer:
-                solution = re.sub(r"<<[^<>]*>>", "", answer.rsplit("####", 1)[0]).strip()
-                answer = extract_hash_answer(answer)
-        record = {"question": question.strip(), "answer": answer, "solution": solution}
-        if native:
-            record["prompt"] = [{"role": m.get("role", "user"), "content": m["content"]} for m in row["prompt"]]
-        else: record["prompt"] = build_prompt(record["question"], fmt)
-        record["data_source"] = str(row.get("data_source") or source)
-        if demonstration_column is not None:
-            try: value = _get(row, demonstration_column)
-            except KeyError: value = None
-            record["demonstration"] = _demonstration(value, where, demonstration_column)
-        out.append({k: record[k] for k in ("question", "prompt", "answer", "solution", "data_source", "demonstration")
-                    if k in record})
-    return Dataset.from_list(out)
+    return question_column, answer_column, demonstration_column
 
+# %% ../nbs/01_data.ipynb #453eedcd
+def _row_question(row: dict, where: str, native: bool, question_column: str | None) -> str:
+    "The row's question: its question column, or the last user message of its chat prompt."
+    if (native or not question_column) and not _chat(row.get("prompt")):
+        raise OneShotError(f"{where}: 'prompt' is not chat messages with text content; "
+                           "fix the row, or pass question_column= (and a format other than 'native')")
+    try:
+        question = _get(row, question_column) if question_column else question_from_messages(row["prompt"])
+    except KeyError: raise OneShotError(f"{where}: no {question_column!r}; fix the row or pass question_column=") from None
+    if not isinstance(question, str) or not question.strip():
+        raise OneShotError(f"{where}: the question ({question_column or 'prompt'}) is "
+                           f"{'empty' if isinstance(question, str) else f'{type(question).__name__} {question!r:.40}'}, expected text")
+    return question.strip()
+
+# %% ../nbs/01_data.ipynb #e81fd051
+def _row_answer(row: dict, where: str, answer_column: str | None) -> tuple[str, str]:
+    "The row's reference answer and its worked solution ('' when there is none)."
+    solution = row.get("solution") if answer_column != "solution" else None
+    solution = solution if isinstance(solution, str) else ""
+    if answer_column is None:
+        answer = extract_boxed_answer(solution)
+        if answer is None: raise OneShotError(f"{where}: no \\boxed{{}} answer in 'solution'; pass answer_column=")
+        return answer, solution
+    try: answer = _text_answer(_get(row, answer_column), where, answer_column)
+    except KeyError: raise OneShotError(f"{where}: no {answer_column!r}; fix the row or pass answer_column=") from None
+    if "####" in answer:
+        solution = re.sub(r"<<[^<>]*>>", "", answer.rsplit("####", 1)[0]).strip()
+        answer = extract_hash_answer(answer)
+    return answer, solution
+
+# %% ../nbs/01_data.ipynb #451b9b71
+_COLUMNS = ("question", "prompt", "answer", "solution", "data_source", "demonstration") # every loader's columns, in order
+
+def _row_record(row: dict, where: str, source: str, fmt: PromptFormat | None, question_column: str | None,
+                answer_column: str | None, demonstration_column: str | None) -> dict:
+    "One row in the package's columns; `fmt` None keeps the row's chat prompt."
+    question = _row_question(row, where, fmt is None, question_column)
+    answer, solution = _row_answer(row, where, answer_column)
+    record = {"question": question, "answer": answer, "solution": solution}
+    if fmt is None: record["prompt"] = [{"role": m.get("role", "user"), "content": m["content"]} for m in row["prompt"]]
+    else: record["prompt"] = build_prompt(question, fmt)
+    record["data_source"] = str(row.get("data_source") or source)
+    if demonstration_column is not None:
+        try: value = _get(row, demonstration_column)
+        except KeyError: value = None
+        record["demonstration"] = _demonstration(value, where, demonstration_column)
+    return {k: record[k] for k in _COLUMNS if k in record}
+
+# %% ../nbs/01_data.ipynb #b7d33e06
+def _rows_to_dataset(rows: list[dict], # records from a file or the Hub
+                     origin: str, # where they came from, for messages
+                     source: str, # data_source for rows that have none
+                     format: str | PromptFormat = "xml", # prompt format, or 'native' to keep chat-message prompts
+                     question_column: str | None = None,
+                     answer_column: str | None = None,
+                     demonstration_column: str | None = None,
+                     limit: int | None = None,
+                    ) -> Dataset:
+    "Normalise math records to question / prompt / answer / solution / data_source (+ demonstration)."
+    if limit is not None:
+        if limit < 1: raise OneShotError(f"limit must be a positive number of rows, got {limit}")
+        rows = rows[:limit]
+    if not rows: raise OneShotError(f"{origin}: no rows; point to a file with data")
+    native = isinstance(format, str) and format.lower() == "native"
+    fmt = None if native else get_format(format)
+    columns = _layout_columns(rows, origin, native, question_column, answer_column, demonstration_column)
+    return Dataset.from_list([_row_record(row, f"{origin}, row {i}", source, fmt, *columns) for i, row in enumerate(rows)])
+
+# %% ../nbs/01_data.ipynb #16371a37
 def load_math_file(path: str | Path, # a .jsonl, .json, .parquet or .csv file (GSM8K, verl, LUFFY or plain layout)
                    format: str | PromptFormat = "xml", # prompt format, or 'native' to keep the file's chat prompts
                    question_column: str | None = None, # the question column; None detects it
@@ -473,6 +520,7 @@ def _hub_records(repo: str, config: str | None, split: str) -> list[dict]:
                            "check the network or pass path= to a local copy") from None
     return [_plain(r) for r in ds.to_list()]
 
+# %% ../nbs/01_data.ipynb #aa398dfc
 def load_gsm8k(split: str = "train", # 'train' or 'test' (Hub only)
                path: str | Path | None = None, # a local copy (.jsonl, .json, .parquet); None loads from the Hub
                format: str | PromptFormat = "xml", # the prompt format
@@ -497,6 +545,7 @@ class Benchmark:
     file: str # path of the local copy inside `$ONESHOT_DATA_DIR`
     format: str = "boxed" # default prompt format
 
+# %% ../nbs/01_data.ipynb #6f224bdd
 BENCHMARKS: dict[str, Benchmark] = {
     "gsm8k": Benchmark("openai/gsm8k", "main", "test", "gsm8k/test.jsonl", "xml"),
     "math500": Benchmark("HuggingFaceH4/MATH-500", None, "test", "benchmarks/math500.parquet"),
@@ -505,6 +554,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "amc23": Benchmark("math-ai/amc23", None, "test", "benchmarks/amc2023.parquet"),
 }
 
+# %% ../nbs/01_data.ipynb #9601c821
 def load_benchmark(name: str, # one of `BENCHMARKS`: gsm8k, math500, aime24, aime25, amc23
                    path: str | Path | None = None, # a local copy (e.g. verl parquet); None loads from the Hub
                    format: str | PromptFormat | None = None, # prompt format; None is the benchmark's default, 'native' keeps the file's prompts

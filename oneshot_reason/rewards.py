@@ -23,37 +23,17 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
-from .core import OneShotError
+from fastcore.basics import patch
+
+from .core import OneShotError, chat_text
 
 # %% auto #0
-__all__ = ['MAX_SYMBOLIC_CHARS', 'SYMBOLIC_REWARD_TIMEOUT', 'THINK_TAIL_CHARS', 'REWARD_PRESETS', 'completion_text',
+__all__ = ['MAX_SYMBOLIC_CHARS', 'GRADING_TIMEOUT', 'SYMBOLIC_REWARD_TIMEOUT', 'THINK_TAIL_CHARS', 'REWARD_PRESETS',
            'extract_xml_answer', 'extract_boxed', 'extract_answer', 'normalize_number', 'numeric_equal', 'exact_equal',
            'warm_up_grader', 'symbolic_equal', 'answers_equal', 'check_answer', 'oneshot_correctness',
            'oneshot_numeric', 'oneshot_xml', 'tags_correctness', 'tags_format', 'hash_correctness',
            'willccbb_correctness', 'willccbb_int', 'willccbb_strict_format', 'willccbb_soft_format',
            'willccbb_xmlcount', 'think_accuracy', 'boxed_accuracy', 'RewardStack', 'reward_preset']
-
-# %% ../nbs/02_rewards.ipynb #b728bf62
-def _content_text(content: Any) -> str:
-    if content is None: return ""
-    if isinstance(content, str): return content
-    if isinstance(content, (list, tuple)):  # multimodal parts: [{"type": "text", "text": ...}, ...]
-        return "".join(p.get("text") or "" if isinstance(p, dict) else str(p) for p in content)
-    return str(content)
-
-def completion_text(completion: Any, # a string, a chat message, or a list of chat messages
-                   ) -> str:
-    "The text of one completion: a string as is; for chat messages the joined content of the assistant's turns."
-    if completion is None: return ""
-    if isinstance(completion, str): return completion
-    if isinstance(completion, dict): return _content_text(completion.get("content"))
-    if isinstance(completion, (list, tuple)):
-        messages = [m for m in completion if isinstance(m, dict)]
-        if messages and len(messages) == len(completion):
-            said = [m for m in messages if m.get("role") == "assistant"] or messages
-            return "\n".join(_content_text(m.get("content")) for m in said)
-        return "".join(completion_text(m) for m in completion)
-    return str(completion)
 
 # %% ../nbs/02_rewards.ipynb #0552e1f9
 def extract_xml_answer(text: str, # a completion
@@ -64,6 +44,7 @@ def extract_xml_answer(text: str, # a completion
     start = text.rfind("<answer>", 0, end)
     return None if start < 0 else text[start + len("<answer>"):end].strip()
 
+# %% ../nbs/02_rewards.ipynb #c004ed76
 _BRACES = re.compile(r"[{}]")
 
 def _braced(text: str, i: int) -> int | None:
@@ -74,6 +55,7 @@ def _braced(text: str, i: int) -> int | None:
         if depth == 0: return m.start()
     return None
 
+# %% ../nbs/02_rewards.ipynb #49ed751e
 def extract_boxed(text: str, # a completion
                  ) -> str | None:
     r"The content of the last `\boxed{...}` (or `\fbox{...}`, or `\boxed 5`), nested braces included; None if absent or unbalanced."
@@ -92,21 +74,13 @@ def extract_boxed(text: str, # a completion
 # %% ../nbs/02_rewards.ipynb #da334a03
 _CHAT_TOKENS = re.compile(r"<\|(?:im_end|im_start|endoftext|end_of_text|eot_id|eom_id|end|begin_of_text|start_header_id"
                           r"|end_header_id)\|>|</s>|<eos>|<end_of_turn>|<start_of_turn>|<｜end▁of▁sentence｜>")
-_HASH_LINE = re.compile(r"[^\n]*")
-_ANSWER_PHRASE = re.compile(r"answer\s*(?:is|:)\s*:?", re.IGNORECASE)
-_FINAL_IS = re.compile(r"[^\n]{0,100}?\sis\b\s*:?\s*", re.IGNORECASE)
-_A_LINE = re.compile(r"\s*A\s*:\s*(.+)")
-_LAST_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+(?![\d.,]\d))?")
-_BOX = re.compile(r"\\(?:boxed|fbox)(?![a-zA-Z])")
-_BOXED_SPACE_END = re.compile(r"[$\n]|\\boxed|\\fbox")
-_MAX_BOXES = 10  # a list answer of more boxes is read as its last ten
-_MATH_TOKEN = re.compile(r"\\\$|\$\$|\$|\\\(|\\\)|\\\[|\\\]|\n")
-_MATH_CLOSE = {"$$": "$$", "$": "$", "\\(": "\\)", "\\[": "\\]"}
-_DIGIT = re.compile(r"\d")
 
 def _without_chat_tokens(text: str) -> str:
     "The text with chat-template special tokens (`<|im_end|>`, `</s>`, ...) replaced by newlines."
     return _CHAT_TOKENS.sub("\n", text) if "<" in text else text
+
+# %% ../nbs/02_rewards.ipynb #cd6c7c7c
+_HASH_LINE = re.compile(r"[^\n]*")
 
 def _hash_answer(text: str) -> str | None:
     i = text.rfind("####")
@@ -114,6 +88,12 @@ def _hash_answer(text: str) -> str | None:
     rest = text[i + 4:].strip()
     line = _HASH_LINE.match(rest).group().strip()
     return line or None
+
+# %% ../nbs/02_rewards.ipynb #0a7c63a7
+_BOX = re.compile(r"\\(?:boxed|fbox)(?![a-zA-Z])")
+_BOXED_SPACE_END = re.compile(r"[$\n]|\\boxed|\\fbox")
+_MAX_BOXES = 10  # a list answer of more boxes is read as its last ten
+_BOXED_SPACE_CHARS = 200  # how far a `\boxed 5` answer may reach
 
 def _closing_braces(text: str) -> dict[int, int]:
     "For every `{` that closes, the index of its `}` (one pass)."
@@ -136,9 +116,13 @@ def _all_boxed(text: str) -> list[str]:
             end = close[k]
             found.append(text[k + 1:end].strip())
         elif k > m.end():  # `\boxed 5`: up to the end of the math, of the line, or the next box
-            content = _BOXED_SPACE_END.split(text[k:k + 200], maxsplit=1)[0].strip()
+            content = _BOXED_SPACE_END.split(text[k:k + _BOXED_SPACE_CHARS], maxsplit=1)[0].strip()
             if content: found.append(content)
     return [b for b in found if b][-_MAX_BOXES:]
+
+# %% ../nbs/02_rewards.ipynb #cac2c2cf
+_MATH_TOKEN = re.compile(r"\\\$|\$\$|\$|\\\(|\\\)|\\\[|\\\]|\n")
+_MATH_CLOSE = {"$$": "$$", "$": "$", "\\(": "\\)", "\\[": "\\]"}
 
 def _math_spans(text: str) -> list[tuple[int, int, str]]:
     "(start, end, content) of the math spans `$..$`, `$$..$$`, `\\(..\\)`, `\\[..\\]` (inline ones end at a newline)."
@@ -155,7 +139,7 @@ def _math_spans(text: str) -> list[tuple[int, int, str]]:
             opened = None
     return spans
 
-# %% ../nbs/02_rewards.ipynb #cd6c7c7c
+# %% ../nbs/02_rewards.ipynb #6e37b2f7
 def _answer_at(rest: str) -> tuple[str | None, bool]:
     "The answer that starts `rest`: a math span's content (and True), else the rest of the sentence (and False)."
     rest = rest.lstrip(" \t*")
@@ -167,6 +151,9 @@ def _answer_at(rest: str) -> tuple[str | None, bool]:
     sentence = re.split(r"\.(?:\s|$)", line, maxsplit=1)[0]
     return sentence.strip().strip("*").strip().rstrip(".,;") or None, False
 
+# %% ../nbs/02_rewards.ipynb #2f556891
+_FINAL_IS = re.compile(r"[^\n]{0,100}?\sis\b\s*:?\s*", re.IGNORECASE)
+
 def _final_answer(text: str) -> tuple[str | None, bool]:
     "Minerva's 'Final Answer: The final answer is X. I hope it is correct.' and 'final answer: X'."
     i = text.lower().rfind("final answer")
@@ -177,10 +164,16 @@ def _final_answer(text: str) -> tuple[str | None, bool]:
     m = re.match(r"[*\s]*:[*\s]*", rest)
     return _answer_at(rest[m.end():]) if m else (None, False)
 
+# %% ../nbs/02_rewards.ipynb #01129383
+_ANSWER_PHRASE = re.compile(r"answer\s*(?:is|:)\s*:?", re.IGNORECASE)
+
 def _phrase_answer(text: str) -> tuple[str | None, bool]:
     last = None
     for last in _ANSWER_PHRASE.finditer(text): pass
     return (None, False) if last is None else _answer_at(text[last.end():])
+
+# %% ../nbs/02_rewards.ipynb #44f4c121
+_DIGIT = re.compile(r"\d")
 
 def _last_span(text: str) -> tuple[str | None, bool]:
     "The last math span's content, when no digit follows it (else it is not the final answer)."
@@ -189,16 +182,23 @@ def _last_span(text: str) -> tuple[str | None, bool]:
     start, end, content = spans[-1]
     return (content or None if not _DIGIT.search(text, end) else None), True
 
+# %% ../nbs/02_rewards.ipynb #95dba83b
+_A_LINE = re.compile(r"\s*A\s*:\s*(.+)")
+
 def _a_line(text: str) -> str | None:
     stripped = text.rstrip()
     m = _A_LINE.fullmatch(stripped[stripped.rfind("\n") + 1:])
     return m.group(1).strip() or None if m else None
+
+# %% ../nbs/02_rewards.ipynb #d25ae4ac
+_LAST_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+(?![\d.,]\d))?")
 
 def _last_number(text: str) -> str | None:
     last = None
     for last in _LAST_NUMBER.finditer(text): pass
     return None if last is None else last.group().replace(",", "")
 
+# %% ../nbs/02_rewards.ipynb #b1cbb728
 @dataclass
 class _Found:
     "Where a completion's final answer was found: its text, how it was found, and the part of the completion it is in."
@@ -207,6 +207,7 @@ class _Found:
     region: str # the `<answer>` content, or the whole text
     math: bool # written inside LaTeX math (a box or a math span), where a bare letter is a variable
 
+# %% ../nbs/02_rewards.ipynb #7a5b8d69
 def _find_answer(text: str) -> _Found | None:
     region = extract_xml_answer(text)
     if region is None: region = text
@@ -222,29 +223,20 @@ def _find_answer(text: str) -> _Found | None:
     found = _last_number(region)
     return _Found(found, "number", region, False) if found else None
 
-def extract_answer(text: str, # a completion (use `completion_text` first for chat messages)
+# %% ../nbs/02_rewards.ipynb #ac7a8d69
+def extract_answer(text: str, # a completion (use `chat_text` first for chat messages)
                   ) -> str | None:
     "The final answer: in `<answer>` tags if any, every `\\boxed{}`, 'final answer', 'the answer is', the last math span, `#### n`, `A: n`, the last number."
     if not text: return None
     found = _find_answer(_without_chat_tokens(text))
     return None if found is None else found.answer
 
-# %% ../nbs/02_rewards.ipynb #0a7c63a7
-_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+"
-_SIGNED = rf"[+-]?(?:{_NUM})"
-_CORE = re.compile(
-    rf"(?P<whole>{_NUM})?\s*\\[dt]?frac\s*\{{\s*(?P<n1>{_SIGNED})\s*\}}\s*\{{\s*(?P<d1>{_SIGNED})\s*\}}"
-    rf"|(?P<whole2>{_NUM})?\s*\\[dt]?frac\s*(?P<n2>\d)\s*(?P<d2>\d)"
-    rf"|(?P<num>{_NUM})(?:\s*/\s*(?P<den>{_NUM}))?")
+# %% ../nbs/02_rewards.ipynb #cea74c6d
 _WRAPPERS = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mathbf|mathit|mbox|operatorname)\s*\{([^{}]*)\}")
 _NOT_UNITS = {"or", "and", "to", "plus", "minus", "times", "over", "divided", "by", "than", "less", "more", "not",
               "nor", "of", "squared", "cubed", "pi", "sqrt", "root", "infinity", "inf", "cdot", "dots", "is", "are",
               "if", "then", "else", "with", "without", "from", "between", "each", "per"}
 _UNIT_WORD = re.compile(r"[^\W\d_]{2,}\.?(?:\^\{?[23]\}?)?|[^\W\d_]+/[^\W\d_]+")
-_LATEX_SPACES = re.compile(r"\\[,;:! >]|\\q?quad(?![a-zA-Z])|~")
-
-def _exact(text: str) -> Fraction:
-    return Fraction(text.replace(",", "").lstrip("+"))
 
 def _units_only(rest: str) -> bool:
     "True when `rest` (what follows a number) is only units, percent or degree marks."
@@ -258,20 +250,12 @@ def _units_only(rest: str) -> bool:
         if w.lower().rstrip(".") in _NOT_UNITS: return False
     return all(_UNIT_WORD.fullmatch(w) for w in bare) and all(w.isalpha() for w in wrapped)
 
-_PLAIN_INTEGER = re.compile(r"-?\d{1,18}")
+# %% ../nbs/02_rewards.ipynb #016fde6d
+_LATEX_SPACES = re.compile(r"\\[,;:! >]|\\q?quad(?![a-zA-Z])|~")
+_CURRENCIES = ("\\$", "$", "£", "€", "¥")
 
-def _parse_number(text: Any) -> Fraction | None:
-    "The exact value of a plain number written in any of the usual ways, or None."
-    if text is None: return None
-    if isinstance(text, Fraction): return text
-    text = text if isinstance(text, str) else str(text)
-    return None if len(text) > 400 else _parse_number_text(text)
-
-@lru_cache(maxsize=65536)
-def _parse_number_text(s: str) -> Fraction | None:
-    s = s.strip()
-    if not s or len(s) > 200: return None
-    if _PLAIN_INTEGER.fullmatch(s): return Fraction(int(s))
+def _unwrapped(s: str) -> tuple[int, str]:
+    "The sign of a written number and its text without spacing, wrappers, sign and currency."
     s = _LATEX_SPACES.sub("", s).replace("{,}", ",").replace("−", "-").replace("\\left", "").replace("\\right", "")
     for _ in range(3):  # peel wrappers: $...$, \(...\), \text{...}
         s = s.strip()
@@ -282,11 +266,24 @@ def _parse_number_text(s: str) -> Fraction | None:
     sign = 1
     if s and s[0] in "+-":
         sign, s = (-1 if s[0] == "-" else 1), s[1:].lstrip()
-    for currency in ("\\$", "$", "£", "€", "¥"):
+    for currency in _CURRENCIES:
         if s.startswith(currency): s = s[len(currency):].lstrip(); break
     if s and s[0] == "-" and sign == 1: sign, s = -1, s[1:].lstrip()  # $-5
-    m = _CORE.match(s)
-    if not m or not _units_only(s[m.end():]): return None
+    return sign, s
+
+# %% ../nbs/02_rewards.ipynb #6b5020e2
+_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+"
+_SIGNED = rf"[+-]?(?:{_NUM})"
+_CORE = re.compile(
+    rf"(?P<whole>{_NUM})?\s*\\[dt]?frac\s*\{{\s*(?P<n1>{_SIGNED})\s*\}}\s*\{{\s*(?P<d1>{_SIGNED})\s*\}}"
+    rf"|(?P<whole2>{_NUM})?\s*\\[dt]?frac\s*(?P<n2>\d)\s*(?P<d2>\d)"
+    rf"|(?P<num>{_NUM})(?:\s*/\s*(?P<den>{_NUM}))?")
+
+def _exact(text: str) -> Fraction:
+    return Fraction(text.replace(",", "").lstrip("+"))
+
+def _matched_value(m: re.Match) -> Fraction | None:
+    "The exact value of a `_CORE` match, or None (a zero denominator, a negative fraction after a whole part)."
     try:
         if m.group("n1") is not None or m.group("n2") is not None:
             n, d = (m.group("n1"), m.group("d1")) if m.group("n1") is not None else (m.group("n2"), m.group("d2"))
@@ -299,8 +296,32 @@ def _parse_number_text(s: str) -> Fraction | None:
             value = _exact(m.group("num"))
             if m.group("den") is not None: value /= _exact(m.group("den"))
     except (ValueError, ZeroDivisionError): return None
-    return sign * value
+    return value
 
+# %% ../nbs/02_rewards.ipynb #dc6a5440
+_PLAIN_INTEGER = re.compile(r"-?\d{1,18}")
+_MAX_NUMBER_CHARS = 200  # a plain number, stripped, is never longer
+_NUMBER_CACHE = 65536  # texts whose value is remembered
+
+def _parse_number(text: Any) -> Fraction | None:
+    "The exact value of a plain number written in any of the usual ways, or None."
+    if text is None: return None
+    if isinstance(text, Fraction): return text
+    text = text if isinstance(text, str) else str(text)
+    return None if len(text) > 2 * _MAX_NUMBER_CHARS else _parse_number_text(text)  # huge texts never reach the cache
+
+@lru_cache(maxsize=_NUMBER_CACHE)
+def _parse_number_text(s: str) -> Fraction | None:
+    s = s.strip()
+    if not s or len(s) > _MAX_NUMBER_CHARS: return None
+    if _PLAIN_INTEGER.fullmatch(s): return Fraction(int(s))
+    sign, s = _unwrapped(s)
+    m = _CORE.match(s)
+    if not m or not _units_only(s[m.end():]): return None
+    value = _matched_value(m)
+    return None if value is None else sign * value
+
+# %% ../nbs/02_rewards.ipynb #d6841401
 def normalize_number(s: Any, # an answer such as "1,000", "$18", "10%", "3/4", "\\frac{3}{4}", "72 dollars"
                     ) -> float | None:
     "The value of a plain number written in any of the usual ways, or None for anything else."
@@ -327,6 +348,7 @@ def numeric_equal(a: Any, # a number or a string `normalize_number` can read
     try: return math.isclose(float(x), float(y), rel_tol=tol, abs_tol=tol)
     except OverflowError: return x == y
 
+# %% ../nbs/02_rewards.ipynb #e592d846
 _SPACE_RUN = re.compile(r"(\\[a-zA-Z]++)\s++(?=[a-zA-Z])|\s+")
 _SIZING = re.compile(r"\\(?:left|right|displaystyle|bigl|bigr|Bigl|Bigr|big|Big)(?![a-zA-Z])")
 
@@ -343,18 +365,18 @@ def exact_equal(a: Any, # a string
     sa, sb = _squash(str(a)), _squash(str(b))
     return bool(sa) and sa == sb
 
-# %% ../nbs/02_rewards.ipynb #acbc7dca
+# %% ../nbs/02_rewards.ipynb #79e00da7
 _WORKER_SOURCE = r'''
 import json, os, sys, threading, time
 out = os.fdopen(os.dup(1), "w", encoding="utf-8")
 os.dup2(2, 1)                                   # stray prints go to stderr, never into the answers
 parent = os.getppid()
-def watchdog():
+def watchdog():                                 # the parent is gone (killed, crashed): exit within half a second
     while True:
         time.sleep(0.5)
         if os.getppid() != parent: os._exit(0)
 threading.Thread(target=watchdog, daemon=True).start()
-try:
+try:                                            # at most 4 GiB of address space: sympy may not eat the machine
     import resource
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
 except Exception:
@@ -382,6 +404,7 @@ for line in sys.stdin:
     out.write(json.dumps({"id": rid, "ok": ok}) + "\n"); out.flush()
 '''
 
+# %% ../nbs/02_rewards.ipynb #b6de759e
 class _SymbolicTimeout(Exception): "math-verify did not answer in time (or its worker died)."
 
 def _pump(stream, lines: queue.Queue) -> None:
@@ -389,6 +412,9 @@ def _pump(stream, lines: queue.Queue) -> None:
         for line in stream: lines.put(line.rstrip("\n"))
     except (OSError, ValueError): pass
     lines.put(None)
+
+# %% ../nbs/02_rewards.ipynb #85a0735d
+_STOP_SECONDS = 5  # how long a killed worker may take to exit
 
 class _SymbolicWorker:
     "A persistent math-verify process answering (gold, prediction) questions under a hard time bound."
@@ -410,7 +436,7 @@ class _SymbolicWorker:
         proc, self.proc = self.proc, None
         if proc is None: return
         try:
-            proc.kill(); proc.wait(timeout=5)
+            proc.kill(); proc.wait(timeout=_STOP_SECONDS)
             proc.stdin.close(); proc.stdout.close()
         except Exception: pass
 
@@ -418,57 +444,72 @@ class _SymbolicWorker:
         try: return self.lines.get(timeout=max(timeout, 0.0))
         except queue.Empty: return None
 
-    def warm(self, timeout: float) -> bool:
-        "Start the worker if needed and wait until it is ready, at most `timeout` seconds."
-        if not self.lock.acquire(timeout=max(timeout, 0.0)): return False
-        try:
-            self._ensure_ready(time.monotonic() + timeout)
-            return True
-        except _SymbolicTimeout: return False
-        finally: self.lock.release()
-
-    def _ensure_ready(self, deadline: float) -> None:
-        if self.proc is None or self.owner != os.getpid() or self.proc.poll() is not None:
-            if self.owner == os.getpid(): self._stop()
-            self._start()
-        if self.ready: return
-        line = self._read(deadline - time.monotonic())
-        if line is None and self.proc.poll() is None:  # still importing sympy: keep it starting for the next call
-            raise _SymbolicTimeout("the math-verify worker is still starting")
-        if line != "ready":
-            self._stop(); raise _SymbolicTimeout("the math-verify worker did not start")
-        self.ready = self.was_ready = True
-
-    def ask(self, gold: str, pred: str, timeout: float) -> bool:
-        "Does `pred` verify against `gold`? Raises `_SymbolicTimeout` after `timeout` seconds, waiting included."
-        deadline = time.monotonic() + timeout
-        if not self.lock.acquire(timeout=max(timeout, 0.0)): raise _SymbolicTimeout("the math-verify worker is busy")
-        try:
-            self._ensure_ready(deadline)
-            self.asked += 1
-            try:
-                self.proc.stdin.write(json.dumps({"id": self.asked, "gold": gold, "pred": pred}) + "\n")
-                self.proc.stdin.flush()
-            except (OSError, ValueError):
-                self._stop(); raise _SymbolicTimeout("the math-verify worker died") from None
-            while True:
-                line = self._read(deadline - time.monotonic())
-                if line is None:  # overran (or died): kill it and warm a fresh one up in the background
-                    self._stop(); self._start()
-                    raise _SymbolicTimeout(f"math-verify took longer than {timeout} s")
-                try: reply = json.loads(line)
-                except ValueError: continue
-                if isinstance(reply, dict) and reply.get("id") == self.asked: return bool(reply.get("ok"))
-        finally: self.lock.release()
-
-    def close(self):
+# %% ../nbs/02_rewards.ipynb #f66560cc
+@patch
+def _ensure_ready(self: _SymbolicWorker, deadline: float) -> None:
+    if self.proc is None or self.owner != os.getpid() or self.proc.poll() is not None:
         if self.owner == os.getpid(): self._stop()
+        self._start()
+    if self.ready: return
+    line = self._read(deadline - time.monotonic())
+    if line is None and self.proc.poll() is None:  # still importing sympy: keep it starting for the next call
+        raise _SymbolicTimeout("the math-verify worker is still starting")
+    if line != "ready":
+        self._stop(); raise _SymbolicTimeout("the math-verify worker did not start")
+    self.ready = self.was_ready = True
+
+@patch
+def warm(self: _SymbolicWorker, timeout: float) -> bool:
+    "Start the worker if needed and wait until it is ready, at most `timeout` seconds."
+    if not self.lock.acquire(timeout=max(timeout, 0.0)): return False
+    try:
+        self._ensure_ready(time.monotonic() + timeout)
+        return True
+    except _SymbolicTimeout: return False
+    finally: self.lock.release()
+
+# %% ../nbs/02_rewards.ipynb #d4d18474
+@patch
+def ask(self: _SymbolicWorker, gold: str, pred: str, timeout: float) -> bool:
+    "Does `pred` verify against `gold`? Raises `_SymbolicTimeout` after `timeout` seconds, waiting included."
+    deadline = time.monotonic() + timeout
+    if not self.lock.acquire(timeout=max(timeout, 0.0)): raise _SymbolicTimeout("the math-verify worker is busy")
+    try:
+        self._ensure_ready(deadline)
+        self.asked += 1
+        try:
+            self.proc.stdin.write(json.dumps({"id": self.asked, "gold": gold, "pred": pred}) + "\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError):
+            self._stop(); raise _SymbolicTimeout("the math-verify worker died") from None
+        while True:
+            line = self._read(deadline - time.monotonic())
+            if line is None:  # overran (or died): kill it and warm a fresh one up in the background
+                self._stop(); self._start()
+                raise _SymbolicTimeout(f"math-verify took longer than {timeout} s")
+            try: reply = json.loads(line)
+            except ValueError: continue
+            if isinstance(reply, dict) and reply.get("id") == self.asked: return bool(reply.get("ok"))
+    finally: self.lock.release()
+
+# %% ../nbs/02_rewards.ipynb #aaea52e6
+@patch
+def close(self: _SymbolicWorker):
+    if self.owner == os.getpid(): self._stop()
 
 _WORKER = _SymbolicWorker()
 atexit.register(_WORKER.close)
 if hasattr(os, "register_at_fork"): os.register_at_fork(after_in_child=_WORKER._reset)
 
+# %% ../nbs/02_rewards.ipynb #acbc7dca
+def warm_up_grader(timeout: float = 120.0, # seconds to wait for sympy's import in the worker
+                  ) -> bool:
+    "Start math-verify's worker process and wait until it answers; True when it is ready. Call once before grading."
+    return _WORKER.warm(timeout)
+
+# %% ../nbs/02_rewards.ipynb #9aea4b7b
 _VERDICTS: dict[tuple[str, str], bool] = {}
+_MAX_VERDICTS = 4096
 
 def _verify_cached(gold: str, pred: str, timeout: float) -> bool:
     "math-verify's verdict on (gold, pred), cached; a timeout raises, so it is never cached."
@@ -476,18 +517,13 @@ def _verify_cached(gold: str, pred: str, timeout: float) -> bool:
     if key in _VERDICTS: return _VERDICTS[key]
     verdict = _WORKER.ask(gold, pred, timeout)
     try:
-        if len(_VERDICTS) >= 4096: _VERDICTS.pop(next(iter(_VERDICTS)))
+        if len(_VERDICTS) >= _MAX_VERDICTS: _VERDICTS.pop(next(iter(_VERDICTS)))
     except (KeyError, StopIteration, RuntimeError): pass
     _VERDICTS[key] = verdict
     return verdict
 
-def warm_up_grader(timeout: float = 120.0, # seconds to wait for sympy's import in the worker
-                  ) -> bool:
-    "Start math-verify's worker process and wait until it answers; True when it is ready. Call once before grading."
-    return _WORKER.warm(timeout)
-
 # %% ../nbs/02_rewards.ipynb #27a80b2d
-MAX_SYMBOLIC_CHARS = 1000
+MAX_SYMBOLIC_CHARS = 1000  # a longer answer never reaches sympy
 _TOWER = re.compile(r"\^\s*\{[^{}^]*+\^|\^\s*\{[^{}]*+\}\s*\^|\^\s*\(?-?[\w.]++\)?\s*\^|\*\*\s*\(?-?[\w.]++\)?\s*\*\*|\^\s*\{?\s*-?\d{5}|\*\*\s*\d{5}")
 _BIG_FACTORIAL = re.compile(r"(?<!\d)\d{5,}+\s*!")
 _GROUP_FACTORIAL, _BIG_LITERAL = re.compile(r"[)}]\s*!"), re.compile(r"\^|\d{4,}")
@@ -500,9 +536,12 @@ def _too_hard(text: str, # an answer, or (with `solution=True`) a whole solution
     if solution: return False
     return len(text) > MAX_SYMBOLIC_CHARS or bool(_GROUP_FACTORIAL.search(text) and _BIG_LITERAL.search(text))
 
+# %% ../nbs/02_rewards.ipynb #e3a42df5
+GRADING_TIMEOUT = 2.5  # seconds one grading call may take, waiting for math-verify's worker included
+
 def symbolic_equal(a: Any, # the prediction: an answer in LaTeX or plain notation
                    b: Any, # the reference answer
-                   timeout: float = 2.5, # hard bound in seconds (kills math-verify's worker process when exceeded)
+                   timeout: float = GRADING_TIMEOUT, # hard bound in seconds (kills math-verify's worker process when exceeded)
                   ) -> bool:
     "True when math-verify proves `a` equal to `b` within `timeout` seconds; numbers are compared without sympy."
     if a is None or b is None: return False
@@ -531,9 +570,10 @@ def _canonical(text: str) -> str:
     m = re.fullmatch(r"\(([A-Za-z])\)", t)
     return m.group(1) if m else t
 
+# %% ../nbs/02_rewards.ipynb #46ec8bcf
 def answers_equal(pred: Any, # an extracted answer
                   ref: Any, # the reference answer
-                  timeout: float = 2.5, # bound for the symbolic step, in seconds
+                  timeout: float = GRADING_TIMEOUT, # bound for the symbolic step, in seconds
                  ) -> bool:
     "True when two extracted answers are the same: as written, without presentation, as numbers, or symbolically."
     if pred is None or ref is None: return False
@@ -550,18 +590,16 @@ def answers_equal(pred: Any, # an extracted answer
 
 # %% ../nbs/02_rewards.ipynb #51e1429c
 def _reference_answer(reference: Any) -> str | None:
+    "The reference's final answer: after `####` or in its last box when it is a solution, else the text itself."
     if reference is None: return None
     reference = _without_chat_tokens(str(reference))
     if "####" in reference or "\\boxed" in reference or "\\fbox" in reference:
         return _hash_answer(reference) or extract_boxed(reference)
     return reference.strip() or None
 
+# %% ../nbs/02_rewards.ipynb #0f253b25
 _MATH_WORDS = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mbox)\s*\{[^{}]*\}|\\[a-zA-Z]+")
 _LETTER = re.compile(r"[a-zA-Z]")
-_NUMBER_BEFORE = re.compile(r"[\w.,^_/\\{}*+\-=(\[|!]")
-_NUMBER_AFTER = re.compile(r"[\w^_/\\{}*+\-(\[!%]|[.,]\d")
-_MATH_AFTER = re.compile(r"[\d$\\^_{}=+*/<>]")
-_PREDICTION_CHARS = 4000
 
 def _plain_number(answer: str | None, math: bool) -> Fraction | None:
     "The value of an answer that is a plain number; inside LaTeX math (`math`) a bare letter is a variable, not a unit."
@@ -569,20 +607,25 @@ def _plain_number(answer: str | None, math: bool) -> Fraction | None:
     if math and _LETTER.search(_MATH_WORDS.sub(" ", answer)): return None
     return _parse_number(answer)
 
+# %% ../nbs/02_rewards.ipynb #e9dc3924
 _CLAUSE_END = re.compile(r"\s+(?:because|since|as|so|which|when|where|if|for|after|given|using|then|thus|hence)\b|,\s|;|\s\(")
-_WORD_LISTS = re.compile(r"\s+(or|and)\s+")  # `2 or 3` is two answers, not 2 * o * r * 3
-_MARKUP = re.compile(r"\$|\\\(|\\\[|\\boxed|\\fbox")
 
 def _short_answer(found: _Found) -> str:
     "A text answer up to where an explanation starts ('5 because 2+3=5' -> '5'); an answer in LaTeX math stays whole."
     if found.math or found.how in ("number", "tags", "hash"): return found.answer
     return _CLAUSE_END.split(found.answer, maxsplit=1)[0].strip()
 
+# %% ../nbs/02_rewards.ipynb #adc9dc47
+_NUMBER_BEFORE = re.compile(r"[\w.,^_/\\{}*+\-=(\[|!]")
+_NUMBER_AFTER = re.compile(r"[\w^_/\\{}*+\-(\[!%]|[.,]\d")
+_MATH_AFTER = re.compile(r"[\d$\\^_{}=+*/<>]")
+_TAIL_CHARS = 200  # where a bare last number is looked for
+
 def _fast_candidate(found: _Found) -> Fraction | None:
     "The plain number `found` is, when it is one and math-verify would read the same number; else None."
     if found.how == "boxes": return None
     if found.how == "number":  # only a number standing alone at the very end, never one inside an expression
-        tail = found.region[-200:]
+        tail = found.region[-_TAIL_CHARS:]
         last = None
         for last in _LAST_NUMBER.finditer(tail): pass
         if last is None or _MATH_AFTER.search(tail, last.end()): return None
@@ -592,7 +635,11 @@ def _fast_candidate(found: _Found) -> Fraction | None:
     answer = _short_answer(found)
     return _plain_number(answer, math=found.math or any(c in answer for c in "$\\^{}"))
 
-# %% ../nbs/02_rewards.ipynb #0f253b25
+# %% ../nbs/02_rewards.ipynb #8ebb630f
+_PREDICTION_CHARS = 4000  # math-verify reads this much of the completion's end
+_WORD_LISTS = re.compile(r"\s+(or|and)\s+")  # `2 or 3` is two answers, not 2 * o * r * 3
+_MARKUP = re.compile(r"\$|\\\(|\\\[|\\boxed|\\fbox")
+
 def _math_verify_prediction(found: _Found | None, text: str) -> tuple[str, bool]:
     "What math-verify reads (the completion's tail, the `<answer>` content, or the answer itself), and if it is boxed."
     if found is None or found.how == "number": return text[-_PREDICTION_CHARS:], False
@@ -602,21 +649,24 @@ def _math_verify_prediction(found: _Found | None, text: str) -> tuple[str, bool]
         return "\\boxed{" + _WORD_LISTS.sub(r" \\text{ \1 } ", answer) + "}", True
     return found.region[-_PREDICTION_CHARS:], False
 
+# %% ../nbs/02_rewards.ipynb #e2b5b3a6
+_MAX_EXACT_CHARS = 1000  # a longer found answer is not compared as a string (math-verify's guards see it)
+
 def check_answer(completion: Any, # a completion: text or chat messages
                  reference: Any, # the reference answer (or a full solution ending in `#### n` / `\boxed{}`)
-                 timeout: float = 2.5, # bound on the whole call, in seconds (math-verify's worker is killed past it)
+                 timeout: float = GRADING_TIMEOUT, # bound on the whole call, in seconds (math-verify's worker is killed past it)
                 ) -> bool:
     "The grader behind every accuracy the package reports: plain numbers compared here, everything else by math-verify."
     start = time.monotonic()
     try:
         ref = _reference_answer(reference)
-        text = _without_chat_tokens(completion_text(completion))
+        text = _without_chat_tokens(chat_text(completion, role="assistant"))
         if not ref or not text.strip(): return False
         found = _find_answer(text)
         gold = _plain_number(ref, math=True)
         if gold is not None and found is not None and (value := _fast_candidate(found)) is not None:
             return numeric_equal(value, gold)
-        if found is not None and found.how != "number" and len(found.answer) < 1000 and exact_equal(found.answer, ref):
+        if found is not None and found.how != "number" and len(found.answer) < _MAX_EXACT_CHARS and exact_equal(found.answer, ref):
             return True
         pred, boxed = _math_verify_prediction(found, text)
         if _too_hard(ref) or _too_hard(pred, solution=not boxed): return False
@@ -642,6 +692,7 @@ def _references(answer: Any, kwargs: dict, completions: Sequence, name: str) -> 
         out.append(None if r is None else str(r))
     return out
 
+# %% ../nbs/02_rewards.ipynb #f3bf1d97
 def _score_each(score: Callable, completions: Any, references: list | None = None) -> list[float | None]:
     "Apply a per-completion `score(text[, reference])`; never raises on model output, always finite."
     if completions is None:
@@ -650,7 +701,7 @@ def _score_each(score: Callable, completions: Any, references: list | None = Non
     for i, completion in enumerate(completions):
         if references is not None and references[i] is None: out.append(None); continue
         try:
-            text = completion_text(completion)
+            text = chat_text(completion, role="assistant")
             value = float(score(text) if references is None else score(text, references[i]))
         except Exception: value = 0.0
         out.append(value if math.isfinite(value) else 0.0)
@@ -659,7 +710,6 @@ def _score_each(score: Callable, completions: Any, references: list | None = Non
 # %% ../nbs/02_rewards.ipynb #f57fb4da
 _OPEN_ANSWER, _CLOSE_ANSWER = re.compile("<answer>", re.I), re.compile("</answer>", re.I)
 _ONESHOT_HASH = re.compile(r"####\s*(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)")
-_XML_TAGS = ("<reasoning>", "</reasoning>", "<answer>", "</answer>")
 
 def _oneshot_extract(text: str) -> str:
     "OneShotGRPO's extractor: first `<answer>..</answer>`, else `#### n`, else the whole text."
@@ -670,6 +720,7 @@ def _oneshot_extract(text: str) -> str:
     m = _ONESHOT_HASH.search(text)
     return m.group(1).strip() if m else text.strip()
 
+# %% ../nbs/02_rewards.ipynb #6728c0ee
 def _oneshot_match(text: str, reference: str) -> float:
     pred, ref = _oneshot_extract(text), _oneshot_extract(reference)
     if _parse_number(pred) is not None and _parse_number(ref) is not None: return float(numeric_equal(pred, ref))
@@ -680,10 +731,14 @@ def oneshot_correctness(prompts=None, completions=None, completion_ids=None, ans
     "OneShotGRPO's own rule, kept as its reward (accuracy uses `check_answer`): 1.0 when the `<answer>` (or `#### n`) equals the reference, numerically within 1e-6."
     return _score_each(_oneshot_match, completions, _references(answer, kwargs, completions, "oneshot_correctness"))
 
+# %% ../nbs/02_rewards.ipynb #4dfce29f
 def oneshot_numeric(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                     **kwargs) -> list[float | None]:
     "OneShotGRPO numeric: 1.0 when the extracted answer is a number."
     return _score_each(lambda text: float(_parse_number(_oneshot_extract(text)) is not None), completions)
+
+# %% ../nbs/02_rewards.ipynb #3055eac3
+_XML_TAGS = ("<reasoning>", "</reasoning>", "<answer>", "</answer>")
 
 def oneshot_xml(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                 **kwargs) -> list[float | None]:
@@ -694,13 +749,14 @@ def oneshot_xml(prompts=None, completions=None, completion_ids=None, answer=None
     return _score_each(score, completions)
 
 # %% ../nbs/02_rewards.ipynb #691faf51
-_SINGLE_NUMBER = re.compile(r"-?\d*\.?\d+")
-
 def _tags_extract(text: str) -> str | None:
     parts = text.split("<answer>")
     if len(parts) < 2 or "</answer>" not in parts[-1]: return None
     answer = parts[-1].split("</answer>")[0].strip()
     return None if answer == "..." else answer
+
+# %% ../nbs/02_rewards.ipynb #116a3698
+_SINGLE_NUMBER = re.compile(r"-?\d*\.?\d+")
 
 def _single_number(text: str) -> float | None:
     numbers = _SINGLE_NUMBER.findall(text)
@@ -717,6 +773,7 @@ def tags_correctness(prompts=None, completions=None, completion_ids=None, answer
     "The GRPO+M3PO loop's own rule, kept as its reward (accuracy uses `check_answer`): 2.0 for the exact reference in `<answer>`, 1.5 for the same single number, else 0."
     return _score_each(_tags_match, completions, _references(answer, kwargs, completions, "tags_correctness"))
 
+# %% ../nbs/02_rewards.ipynb #9024c93f
 def tags_format(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                 **kwargs) -> list[float | None]:
     "GRPO+M3PO loop format: 0.2 for each of `<reasoning>`, `</reasoning>`, `<answer>`, `</answer>` present."
@@ -724,7 +781,6 @@ def tags_format(prompts=None, completions=None, completion_ids=None, answer=None
 
 # %% ../nbs/02_rewards.ipynb #01f2633e
 _HRPO_NUMBER = re.compile(r"-?\d+/?\.?\d*")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 def _hrpo_value(match: str) -> str:
     "The source's `delete_extra_zero`: a number's shortest form; `a/b` evaluated (safely); unchanged if unreadable."
@@ -739,6 +795,9 @@ def _hrpo_value(match: str) -> str:
     text = str(value).rstrip("0")
     return str(int(text.rstrip("."))) if text.endswith(".") else str(float(text))
 
+# %% ../nbs/02_rewards.ipynb #fbb36467
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
 def _hrpo_answer(text: str) -> str:
     "The source's `process_gsm8k_answer`: the normalised last number of `text` ('' when there is none)."
     text = _THOUSANDS.sub("", text.strip("\n").rstrip(".").rstrip("/").strip(" "))
@@ -746,6 +805,7 @@ def _hrpo_answer(text: str) -> str:
     for last in _HRPO_NUMBER.finditer(text): pass
     return "" if last is None else _hrpo_value(last.group()).rstrip(".").rstrip("/")
 
+# %% ../nbs/02_rewards.ipynb #438b0bcf
 def _hash_match(text: str, reference: str) -> float:
     first = text.find("####")
     if first < 0 or text.find("####", first + 4) >= 0: return 0.0
@@ -760,7 +820,6 @@ def hash_correctness(prompts=None, completions=None, completion_ids=None, answer
     return _score_each(_hash_match, completions, _references(answer, kwargs, completions, "hash_correctness"))
 
 # %% ../nbs/02_rewards.ipynb #04e5809e
-_STRICT_FORMAT = re.compile(r"^<reasoning>\n.*?\n</reasoning>\n<answer>\n.*?\n</answer>\n$")
 _SOFT_FORMAT = r"<reasoning>.*?</reasoning>\s*<answer>.*?</answer>"  # the gist's pattern, for reference and tests
 _LEADING_SPACE = re.compile(r"\s*")
 
@@ -786,9 +845,37 @@ def _soft_format_match(text: str) -> bool:
         i = text.find("</reasoning>", i + 1)
     return False
 
+# %% ../nbs/02_rewards.ipynb #9ec0c45b
 def _willccbb_answer(text: str) -> str:
     return text.split("<answer>")[-1].split("</answer>")[0].strip()
 
+def willccbb_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
+                         **kwargs) -> list[float | None]:
+    "willccbb's own rule, kept as its reward (accuracy uses `check_answer`): 2.0 when the `<answer>` text equals the reference exactly."
+    return _score_each(lambda text, ref: 2.0 if _willccbb_answer(text) == ref else 0.0, completions,
+                       _references(answer, kwargs, completions, "willccbb_correctness"))
+
+# %% ../nbs/02_rewards.ipynb #5b0fa08e
+def willccbb_int(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
+                 **kwargs) -> list[float | None]:
+    "willccbb: 0.5 when the `<answer>` text is all digits."
+    return _score_each(lambda text: 0.5 if _willccbb_answer(text).isdigit() else 0.0, completions)
+
+# %% ../nbs/02_rewards.ipynb #4fadf4ae
+_STRICT_FORMAT = re.compile(r"^<reasoning>\n.*?\n</reasoning>\n<answer>\n.*?\n</answer>\n$")
+
+def willccbb_strict_format(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
+                           **kwargs) -> list[float | None]:
+    "willccbb: 0.5 for exactly `<reasoning>\\n..\\n</reasoning>\\n<answer>\\n..\\n</answer>\\n` (one line each)."
+    return _score_each(lambda text: 0.5 if _STRICT_FORMAT.match(text) else 0.0, completions)
+
+# %% ../nbs/02_rewards.ipynb #59bced96
+def willccbb_soft_format(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
+                         **kwargs) -> list[float | None]:
+    "willccbb: 0.5 when the text starts `<reasoning>..</reasoning>` followed by `<answer>..</answer>`."
+    return _score_each(lambda text: 0.5 if _soft_format_match(text) else 0.0, completions)
+
+# %% ../nbs/02_rewards.ipynb #e0f83141
 def _count_xml(text: str) -> float:
     count = 0.0
     if text.count("<reasoning>\n") == 1: count += 0.125
@@ -801,35 +888,14 @@ def _count_xml(text: str) -> float:
         count -= (len(text.split("\n</answer>")[-1]) - 1) * 0.001
     return count
 
-def willccbb_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
-                         **kwargs) -> list[float | None]:
-    "willccbb's own rule, kept as its reward (accuracy uses `check_answer`): 2.0 when the `<answer>` text equals the reference exactly."
-    return _score_each(lambda text, ref: 2.0 if _willccbb_answer(text) == ref else 0.0, completions,
-                       _references(answer, kwargs, completions, "willccbb_correctness"))
-
-def willccbb_int(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
-                 **kwargs) -> list[float | None]:
-    "willccbb: 0.5 when the `<answer>` text is all digits."
-    return _score_each(lambda text: 0.5 if _willccbb_answer(text).isdigit() else 0.0, completions)
-
-def willccbb_strict_format(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
-                           **kwargs) -> list[float | None]:
-    "willccbb: 0.5 for exactly `<reasoning>\\n..\\n</reasoning>\\n<answer>\\n..\\n</answer>\\n` (one line each)."
-    return _score_each(lambda text: 0.5 if _STRICT_FORMAT.match(text) else 0.0, completions)
-
-def willccbb_soft_format(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
-                         **kwargs) -> list[float | None]:
-    "willccbb: 0.5 when the text starts `<reasoning>..</reasoning>` followed by `<answer>..</answer>`."
-    return _score_each(lambda text: 0.5 if _soft_format_match(text) else 0.0, completions)
-
 def willccbb_xmlcount(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                       **kwargs) -> list[float | None]:
     "willccbb: 0.125 per well-placed tag, minus 0.001 per character after `</answer>`."
     return _score_each(_count_xml, completions)
 
 # %% ../nbs/02_rewards.ipynb #3069b65b
-SYMBOLIC_REWARD_TIMEOUT = 1.0
-THINK_TAIL_CHARS = 20_000
+SYMBOLIC_REWARD_TIMEOUT = 1.0  # seconds math-verify may take for one `think` reward (LUFFY's was a 5 s alarm)
+THINK_TAIL_CHARS = 20_000  # how much of a solution's end math-verify reads
 
 def _think_match(text: str, reference: str) -> float:
     parts = text.split("</think>")
@@ -862,6 +928,7 @@ def _verl_unbox(boxed: str) -> str | None:
     if "\\boxed " in boxed: return boxed[len("\\boxed "):] if boxed.startswith("\\boxed ") else None
     return boxed[len("\\boxed{"):-1] if boxed.startswith("\\boxed{") and boxed.endswith("}") else None
 
+# %% ../nbs/02_rewards.ipynb #7dc4c0d1
 def _fix_fracs(s: str) -> str:
     parts = s.split("\\frac")
     out = parts[0]
@@ -873,11 +940,13 @@ def _fix_fracs(s: str) -> str:
         else: out += "{" + part[0] + "}" + part[1] + part[2:]
     return out
 
+# %% ../nbs/02_rewards.ipynb #ce426fb1
 def _fix_sqrt(s: str) -> str:
     if "\\sqrt" not in s: return s
     parts = s.split("\\sqrt")
     return parts[0] + "".join("\\sqrt" + p if p[0] == "{" else "\\sqrt{" + p[0] + "}" + p[1:] for p in parts[1:])
 
+# %% ../nbs/02_rewards.ipynb #da79f995
 def _fix_a_slash_b(s: str) -> str:
     if len(s.split("/")) != 2: return s
     a, b = s.split("/")
@@ -886,6 +955,7 @@ def _fix_a_slash_b(s: str) -> str:
         return "\\frac{" + str(a) + "}{" + str(b) + "}" if s == f"{a}/{b}" else s
     except ValueError: return s
 
+# %% ../nbs/02_rewards.ipynb #a8cafb78
 def _verl_strip(s: str) -> str:
     "Hendrycks MATH normalisation as in verl's `strip_string` (raises where verl's would)."
     s = s.replace("\n", "").replace("\\!", "").replace("\\\\", "\\").replace("tfrac", "frac").replace("dfrac", "frac")
@@ -906,6 +976,7 @@ def _verl_equiv(a: str, b: str) -> bool:
     try: return _verl_strip(a) == _verl_strip(b)
     except Exception: return a == b
 
+# %% ../nbs/02_rewards.ipynb #cebba197
 def _boxed_match(text: str, reference: str) -> float:
     boxed = _verl_last_boxed(text)
     answer = None if boxed is None else _verl_unbox(boxed)
@@ -938,22 +1009,26 @@ class RewardStack:
         "The name TRL logs for each function (`rewards/<name>/mean`)."
         return [getattr(f, "__name__", type(f).__name__) for f in self.funcs]
 
-    def score(self, completions: Sequence, # strings or chat messages
-              answer: Any = None, # the references, one per completion (or one for all)
-              **kwargs) -> dict[str, list[float | None]]:
-        "Each function's rewards, by name."
-        return {n: list(f(completions=completions, answer=answer, **kwargs)) for n, f in zip(self.names, self.funcs)}
-
-    def total(self, completions: Sequence, # strings or chat messages
-              answer: Any = None, # the references
-              **kwargs) -> list[float]:
-        "The weighted sum of the rewards of each completion (None counts as 0, like TRL's nansum)."
-        scores = self.score(completions, answer, **kwargs)
-        return [sum(w * (s[i] or 0.0) for w, s in zip(self.weights, scores.values())) for i in range(len(completions))]
-
     def __repr__(self) -> str:
         return f"RewardStack({self.name!r}: " + " + ".join(f"{w:g} x {n}" for w, n in zip(self.weights, self.names)) + ")"
 
+# %% ../nbs/02_rewards.ipynb #ac6950fb
+@patch
+def score(self: RewardStack, completions: Sequence, # strings or chat messages
+          answer: Any = None, # the references, one per completion (or one for all)
+          **kwargs) -> dict[str, list[float | None]]:
+    "Each function's rewards, by name."
+    return {n: list(f(completions=completions, answer=answer, **kwargs)) for n, f in zip(self.names, self.funcs)}
+
+@patch
+def total(self: RewardStack, completions: Sequence, # strings or chat messages
+          answer: Any = None, # the references
+          **kwargs) -> list[float]:
+    "The weighted sum of the rewards of each completion (None counts as 0, like TRL's nansum)."
+    scores = self.score(completions, answer, **kwargs)
+    return [sum(w * (s[i] or 0.0) for w, s in zip(self.weights, scores.values())) for i in range(len(completions))]
+
+# %% ../nbs/02_rewards.ipynb #9f37e5e7
 _PRESETS = {
     "oneshot": ([oneshot_correctness, oneshot_numeric, oneshot_xml], [1.0, 0.1, 0.1]),
     "tags": ([tags_correctness, tags_format], [1.0, 1.0]),
@@ -965,6 +1040,7 @@ _PRESETS = {
 }
 REWARD_PRESETS = tuple(_PRESETS)
 
+# %% ../nbs/02_rewards.ipynb #5c63ce7a
 def reward_preset(name: str, # one of `REWARD_PRESETS`
                  ) -> RewardStack:
     "The reward stack of a reference project: 'oneshot', 'tags', 'hash', 'willccbb', 'think' or 'boxed'."
