@@ -66,7 +66,7 @@ def chat_text(value: Any, # text, a chat message, a list of messages, or a messa
     "The text of a prompt, completion or demonstration; messages are joined by line breaks. None and NaN give ''."
     if value is None or (isinstance(value, float) and value != value): return ""
     if isinstance(value, str): return value
-    if isinstance(value, dict) and "content" in value: value = [value]
+    if isinstance(value, dict): value = [value]
     if not isinstance(value, (list, tuple)): return str(value)
     if not all(isinstance(m, dict) and ("content" in m or "role" in m) for m in value): # content parts
         return "".join(p.get("text") or "" if isinstance(p, dict) else str(p) for p in value)
