@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+from fastcore.basics import patch
 
 from .core import OneShotError
 
 # %% auto #0
-__all__ = ['cross_path_weights', 'blend_embeddings', 'delimiter_token_sequences', 'SamplerOutput', 'sample_paths',
-           'blended_inputs_embeds', 'replay_logprobs']
+__all__ = ['STOP_CHECK_EVERY_GPU', 'cross_path_weights', 'blend_embeddings', 'delimiter_token_sequences', 'SamplerOutput',
+           'sample_paths', 'token_embeddings', 'blended_inputs_embeds', 'replay_logprobs']
 
 # %% ../nbs/04_crosspath.ipynb #63f22f94
 def cross_path_weights(probs: torch.Tensor, # (..., G, V) next-token distributions of the G paths of each prompt
@@ -81,27 +82,55 @@ class SamplerOutput:
     @property
     def num_paths(self) -> int: return self.weights.shape[-1]
 
+# %% ../nbs/04_crosspath.ipynb #9fe4b052
+def _check_sampling(input_ids, attention_mask, num_paths, max_new_tokens, temperature, top_p, top_k,
+                    blend: bool, cross_path_temperature: float) -> None:
+    "Raise `OneShotError` on arguments `sample_paths` cannot honour."
+    if input_ids.ndim != 2 or attention_mask.shape != input_ids.shape:
+        raise OneShotError(f"input_ids and attention_mask must both be (B, P); got {tuple(input_ids.shape)} and {tuple(attention_mask.shape)}")
+    if num_paths < 1 or max_new_tokens < 1: raise OneShotError(f"num_paths and max_new_tokens must be >= 1, got {num_paths} and {max_new_tokens}")
+    if temperature < 0: raise OneShotError(f"temperature must be >= 0 (0 is greedy), got {temperature}")
+    if not 0 < top_p <= 1: raise OneShotError(f"top_p must be in (0, 1], got {top_p}; 1 disables it")
+    if top_k < 0: raise OneShotError(f"top_k must be >= 0, got {top_k}; 0 disables it")
+    mask = attention_mask.long()
+    if (mask[:, 1:] < mask[:, :-1]).any(): raise OneShotError("prompts must be left padded; set tokenizer.padding_side = 'left'")
+    if (mask[:, -1] == 0).any(): raise OneShotError("a prompt is empty (all padding); drop it or give it a token")
+    if blend and not cross_path_temperature > 0:
+        raise OneShotError(f"cross_path_temperature must be > 0, got {cross_path_temperature}; the paper uses 0.1")
+
+# %% ../nbs/04_crosspath.ipynb #60efaed2
 def _id_list(ids) -> list[int]:
     if ids is None: return []
     if isinstance(ids, torch.Tensor): ids = ids.flatten().tolist()
     return [int(ids)] if isinstance(ids, int) else [int(i) for i in ids]
 
-def _delimiter_table(delimiter_ids, device):
-    "The delimiter sequences right-aligned in a (S, K) table (-1 where shorter), and its validity mask; None if none."
-    if delimiter_ids is None: return None, None
-    seqs = [delimiter_ids] if len(delimiter_ids) and isinstance(delimiter_ids[0], int) else list(delimiter_ids)
-    seqs = [_id_list(s) for s in seqs]
-    if not seqs or any(len(s) == 0 for s in seqs):
-        raise OneShotError("delimiter_ids holds an empty sequence; build it with delimiter_token_sequences(tokenizer, '####')")
-    K = max(map(len, seqs))
-    table = torch.full((len(seqs), K), -1, dtype=torch.long)
-    for r, s in enumerate(seqs): table[r, K - len(s):] = torch.tensor(s)
-    return table.to(device), (table >= 0).to(device)
+def _stop_ids(model, eos_token_id, pad_token_id) -> tuple[list[int], int]:
+    "The EOS ids and the pad id of a sampling run, from the arguments or the model's `generation_config`."
+    config = getattr(model, "generation_config", None)
+    eos = _id_list(getattr(config, "eos_token_id", None) if eos_token_id is None else eos_token_id)
+    if pad_token_id is None: pad_token_id = getattr(config, "pad_token_id", None)
+    if pad_token_id is None: pad_token_id = eos[0] if eos else 0
+    return eos, pad_token_id
 
+# %% ../nbs/04_crosspath.ipynb #4818bb34
 def _accepts_logits_to_keep(model) -> bool:
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     return "logits_to_keep" in inspect.signature(base.forward).parameters
 
+def _prefill(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, num_paths: int, keep: dict):
+    "Logits (B*G, V) of the next token after each prompt, repeated for its G paths, and the KV cache of the B*G rows."
+    G, positions = num_paths, (attention_mask.cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)
+    out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True, **keep)
+    cache = out.past_key_values
+    if G == 1: return out.logits[:, -1].float(), cache
+    if hasattr(cache, "batch_repeat_interleave"):                                 # prefill once per distinct prompt
+        cache.batch_repeat_interleave(G)
+        return out.logits[:, -1].float().repeat_interleave(G, 0), cache
+    out = model(input_ids=input_ids.repeat_interleave(G, 0), attention_mask=attention_mask.repeat_interleave(G, 0),
+                position_ids=positions.repeat_interleave(G, 0), use_cache=True, **keep)
+    return out.logits[:, -1].float(), out.past_key_values
+
+# %% ../nbs/04_crosspath.ipynb #349cb1d6
 def _top_k_top_p(scores, top_k, top_p):
     "transformers' TopKLogitsWarper then TopPLogitsWarper, op for op (so the same samples as `generate`)."
     if top_k > 0:
@@ -114,7 +143,112 @@ def _top_k_top_p(scores, top_k, top_p):
         scores = scores.masked_fill(remove.scatter(1, order, remove), float("-inf"))
     return scores
 
-# %% ../nbs/04_crosspath.ipynb #9fe4b052
+# %% ../nbs/04_crosspath.ipynb #f5e64366
+def _sample_step(logits: torch.Tensor, # (N, V) float32 next-token logits
+                 temperature: float, top_k: int, top_p: float, # the sampling settings (temperature 0: greedy)
+                 generator: torch.Generator | None,
+                ) -> tuple[torch.Tensor, torch.Tensor]: # p^l (N, V) after temperature, and the tokens (N,)
+    "The step's distribution over the full vocabulary and a token drawn from it (after top-k / top-p)."
+    greedy = temperature == 0
+    scores = logits if greedy or temperature == 1.0 else logits / temperature
+    probs = scores.softmax(-1)                                                     # (N, V) p^l, computed once
+    if greedy: return probs, scores.argmax(-1)
+    sampling = probs if top_k == 0 and top_p >= 1.0 else _top_k_top_p(scores, top_k, top_p).softmax(-1)
+    return probs, torch.multinomial(sampling, 1, generator=generator).squeeze(1)
+
+# %% ../nbs/04_crosspath.ipynb #2ac8d40b
+def _blend_step(embedding: torch.nn.Module, # the model's input embedding layer
+                token: torch.Tensor, # (B*G,) the tokens sampled at step l
+                probs: torch.Tensor, # (B*G, V) p^l
+                thinking: torch.Tensor, # (B*G,) bool: the paths thinking at step l
+                num_paths: int, lam: float, temperature: float, # G, lambda and T of the cross-path softmax
+               ) -> tuple[torch.Tensor, torch.Tensor]: # A^l (B, G, G) and the inputs of step l+1 (B*G, 1, d)
+    "The weights of step l and the blended inputs of step l + 1."
+    B, G = len(token) // num_paths, num_paths
+    weights = cross_path_weights(probs.view(B, G, -1), thinking.view(B, G), temperature)
+    embeds = blend_embeddings(embedding(token).view(B, G, -1), weights, thinking.view(B, G), lam)
+    return weights, embeds.view(B * G, 1, -1)
+
+# %% ../nbs/04_crosspath.ipynb #de88b0a7
+def _delimiter_table(delimiter_ids, device):
+    "The delimiter sequences right-aligned in a (S, K) table (-1 where shorter), and its validity mask; None if none."
+    if delimiter_ids is None: return None, None
+    seqs = [delimiter_ids] if len(delimiter_ids) and isinstance(delimiter_ids[0], int) else list(delimiter_ids)
+    seqs = [_id_list(s) for s in seqs]
+    if not seqs or any(len(s) == 0 for s in seqs):
+        raise OneShotError("delimiter_ids holds an empty sequence; build it with delimiter_token_sequences(tokenizer, '####')")
+    K = max(map(len, seqs))
+    table = torch.full((len(seqs), K), -1, dtype=torch.long)
+    for r, s in enumerate(seqs): table[r, K - len(s):] = torch.tensor(s)
+    return table.to(device), (table >= 0).to(device)
+
+# %% ../nbs/04_crosspath.ipynb #3535cb78
+@dataclass
+class _Paths:
+    "The B*G paths being decoded: buffers written one step at a time, and each path's state at the current step."
+    tokens: torch.Tensor           # (N, K-1+T) long: K-1 sentinel columns (-1), then the completions
+    logprobs: torch.Tensor         # (N, T) float32
+    finished_before: torch.Tensor  # (N, T) bool: the path had sampled its EOS before step l (unwritten steps: True)
+    thinking_at: torch.Tensor      # (N, T) bool: the path was thinking at step l
+    weights: torch.Tensor          # (B, T, G, G) float32
+    unfinished: torch.Tensor       # (N,) bool: no EOS sampled yet
+    thinking: torch.Tensor         # (N,) bool: in the thinking phase
+
+    @classmethod
+    def empty(cls, B: int, G: int, T: int, K: int, device) -> _Paths:
+        "Buffers for B prompts x G paths x T steps and delimiters of up to K tokens; every path running and thinking."
+        N, flags = B * G, dict(dtype=torch.bool, device=device)
+        return cls(tokens=torch.full((N, max(K - 1, 0) + T), -1, dtype=torch.long, device=device),
+                   logprobs=torch.zeros(N, T, dtype=torch.float32, device=device),
+                   finished_before=torch.ones(N, T, **flags), thinking_at=torch.zeros(N, T, **flags),
+                   weights=torch.zeros(B, T, G, G, dtype=torch.float32, device=device),
+                   unfinished=torch.ones(N, **flags), thinking=torch.ones(N, **flags))
+
+    @property
+    def sentinels(self) -> int: return self.tokens.shape[1] - self.logprobs.shape[1]
+
+# %% ../nbs/04_crosspath.ipynb #a61c6c7f
+@patch
+def record(self: _Paths, l: int, # the step
+           token: torch.Tensor, # (N,) the sampled tokens
+           probs: torch.Tensor, # (N, V) the step's distribution
+           pad_token_id: int) -> torch.Tensor: # (N,) the tokens as fed on: pad_token_id for finished paths
+    "Write step l's tokens, their log-probs and the state each path began the step in."
+    self.logprobs[:, l] = probs.gather(1, token[:, None]).squeeze(1).log()
+    token = torch.where(self.unfinished, token, pad_token_id)
+    self.tokens[:, self.sentinels + l] = token
+    self.finished_before[:, l] = ~self.unfinished
+    self.thinking_at[:, l] = self.thinking
+    return token
+
+# %% ../nbs/04_crosspath.ipynb #efea3c9d
+@patch
+def advance(self: _Paths, l: int, # the step just recorded
+            eos_ids: torch.Tensor, # (E,) stop ids; empty: never stops
+            table: torch.Tensor | None, valid: torch.Tensor | None, # from `_delimiter_table`
+           ) -> None:
+    "The state after token l, i.e. at step l + 1: EOS finishes a path, a delimiter ending at token l ends its thinking."
+    if eos_ids.numel(): self.unfinished &= ~torch.isin(self.tokens[:, self.sentinels + l], eos_ids)
+    if table is not None:
+        window = self.tokens[:, l:l + table.shape[1]]                             # (N, K) the last K tokens
+        self.thinking &= ~((window[:, None, :] == table) | ~valid).all(-1).any(-1)
+    self.thinking &= self.unfinished
+
+# %% ../nbs/04_crosspath.ipynb #ca3089e5
+@patch
+def output(self: _Paths) -> SamplerOutput:
+    "The recorded steps as a `SamplerOutput`."
+    completion_mask, s = ~self.finished_before, self.sentinels
+    steps = int(completion_mask.any(0).sum())
+    return SamplerOutput(completion_ids=self.tokens[:, s:s + steps].clone(),
+                         completion_mask=completion_mask[:, :steps].long(),
+                         logprobs=(self.logprobs * completion_mask)[:, :steps].clone(),
+                         thinking_mask=self.thinking_at[:, :steps].clone(),
+                         weights=self.weights[:, :steps].clone())
+
+# %% ../nbs/04_crosspath.ipynb #16e7ff44
+STOP_CHECK_EVERY_GPU = 8 # decoding steps between checks that every path has finished on an accelerator (each is a host sync)
+
 @torch.no_grad()
 def sample_paths(model, # any HF causal LM (PEFT-wrapped too) that accepts `inputs_embeds`
                  input_ids: torch.Tensor, # (B, P) the B distinct prompts, left padded
@@ -132,101 +266,48 @@ def sample_paths(model, # any HF causal LM (PEFT-wrapped too) that accepts `inpu
                  generator: torch.Generator | None = None, # RNG for the samples; None: torch's global RNG (as `generate`)
                 ) -> SamplerOutput:
     "Sample `num_paths` completions per prompt, blending each thinking path's next input with its peers' (M3PO)."
-    if input_ids.ndim != 2 or attention_mask.shape != input_ids.shape:
-        raise OneShotError(f"input_ids and attention_mask must both be (B, P); got {tuple(input_ids.shape)} and {tuple(attention_mask.shape)}")
-    if num_paths < 1 or max_new_tokens < 1: raise OneShotError(f"num_paths and max_new_tokens must be >= 1, got {num_paths} and {max_new_tokens}")
-    if temperature < 0: raise OneShotError(f"temperature must be >= 0 (0 is greedy), got {temperature}")
-    if not 0 < top_p <= 1: raise OneShotError(f"top_p must be in (0, 1], got {top_p}; 1 disables it")
-    if top_k < 0: raise OneShotError(f"top_k must be >= 0, got {top_k}; 0 disables it")
-    attention_mask = attention_mask.long()
-    if (attention_mask[:, 1:] < attention_mask[:, :-1]).any():
-        raise OneShotError("prompts must be left padded; set tokenizer.padding_side = 'left'")
-    if (attention_mask[:, -1] == 0).any(): raise OneShotError("a prompt is empty (all padding); drop it or give it a token")
-    config = getattr(model, "generation_config", None)
-    eos = _id_list(getattr(config, "eos_token_id", None) if eos_token_id is None else eos_token_id)
-    if pad_token_id is None: pad_token_id = getattr(config, "pad_token_id", None)
-    if pad_token_id is None: pad_token_id = eos[0] if eos else 0
-    lam, G, greedy = float(cross_path_lambda), int(num_paths), temperature == 0
+    lam, G = float(cross_path_lambda), int(num_paths)
     blend = lam != 0 and G > 1
-    if blend and not cross_path_temperature > 0:
-        raise OneShotError(f"cross_path_temperature must be > 0, got {cross_path_temperature}; the paper uses 0.1")
-
+    _check_sampling(input_ids, attention_mask, G, max_new_tokens, temperature, top_p, top_k, blend, cross_path_temperature)
+    eos, pad_token_id = _stop_ids(model, eos_token_id, pad_token_id)
     embedding = model.get_input_embeddings()
     device = embedding.weight.device
-    input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
-    B, P = input_ids.shape
-    N, T = B * G, max_new_tokens
+    input_ids, attention_mask = input_ids.to(device), attention_mask.long().to(device)
+    (B, P), T = input_ids.shape, max_new_tokens
     table, valid = _delimiter_table(delimiter_ids, device)
-    K = 0 if table is None else table.shape[1]
+    paths = _Paths.empty(B, G, T, 0 if table is None else table.shape[1], device)
     eos_ids = torch.tensor(eos, dtype=torch.long, device=device)
     keep = {"logits_to_keep": 1} if _accepts_logits_to_keep(model) else {}
-
-    # every buffer is allocated once
-    tokens = torch.full((N, max(K - 1, 0) + T), -1, dtype=torch.long, device=device)  # K-1 sentinels, then the completions
-    logprobs = torch.zeros(N, T, dtype=torch.float32, device=device)
-    finished_before = torch.ones(N, T, dtype=torch.bool, device=device)              # unwritten steps count as finished
-    thinking_at = torch.zeros(N, T, dtype=torch.bool, device=device)
-    weights = torch.zeros(B, T, G, G, dtype=torch.float32, device=device)
-    mask = torch.cat([attention_mask.repeat_interleave(G, 0), attention_mask.new_ones(N, T)], 1)
+    mask = torch.cat([attention_mask.repeat_interleave(G, 0), attention_mask.new_ones(B * G, T)], 1)
     first_position = attention_mask.sum(1).repeat_interleave(G)[:, None]            # (N, 1) position of token 0
-    unfinished = torch.ones(N, dtype=torch.bool, device=device)
-    thinking = torch.ones(N, dtype=torch.bool, device=device)
-    check_every = 1 if device.type == "cpu" else 8                                 # host syncs are free on a CPU
-
+    check_every = 1 if device.type == "cpu" else STOP_CHECK_EVERY_GPU              # host syncs are free on a CPU
     was_training = model.training
     model.eval()
     try:
-        positions = (attention_mask.cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)
-        out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True, **keep)
-        cache = out.past_key_values
-        if G > 1 and hasattr(cache, "batch_repeat_interleave"):                     # prefill once per distinct prompt
-            cache.batch_repeat_interleave(G)
-            logits = out.logits[:, -1].float().repeat_interleave(G, 0)               # (N, V)
-        elif G > 1:                                                                  # a cache that cannot be copied
-            out = model(input_ids=input_ids.repeat_interleave(G, 0), attention_mask=mask[:, :P],
-                        position_ids=positions.repeat_interleave(G, 0), use_cache=True, **keep)
-            cache, logits = out.past_key_values, out.logits[:, -1].float()
-        else: logits = out.logits[:, -1].float()
-        del out
+        logits, cache = _prefill(model, input_ids, attention_mask, G, keep)
         for l in range(T):
-            scores = logits if greedy or temperature == 1.0 else logits / temperature
-            probs = scores.softmax(-1)                                               # (N, V) p^l, computed once
-            if greedy: token = scores.argmax(-1)
-            else:
-                sampling = probs if top_k == 0 and top_p >= 1.0 else _top_k_top_p(scores, top_k, top_p).softmax(-1)
-                token = torch.multinomial(sampling, 1, generator=generator).squeeze(1)
-            logprobs[:, l] = probs.gather(1, token[:, None]).squeeze(1).log()
-            token = torch.where(unfinished, token, pad_token_id)
-            tokens[:, max(K - 1, 0) + l] = token
-            finished_before[:, l] = ~unfinished
-            thinking_at[:, l] = thinking
+            probs, token = _sample_step(logits, temperature, top_k, top_p, generator)
+            token = paths.record(l, token, probs, pad_token_id)
             if blend:
-                w = cross_path_weights(probs.view(B, G, -1), thinking.view(B, G), cross_path_temperature)
-                weights[:, l] = w
-                embeds = blend_embeddings(embedding(token).view(B, G, -1), w, thinking.view(B, G), lam).view(N, 1, -1)
-            # the state after token l, i.e. at step l + 1
-            if eos: unfinished &= ~torch.isin(token, eos_ids)
-            if K:
-                window = tokens[:, l:l + K]                                           # (N, K) the last K tokens
-                thinking &= ~((window[:, None, :] == table) | ~valid).all(-1).any(-1)
-            thinking &= unfinished
-            if l == T - 1 or (eos and (l + 1) % check_every == 0 and not bool(unfinished.any())): break
+                weights, embeds = _blend_step(embedding, token, probs, paths.thinking, G, lam, cross_path_temperature)
+                paths.weights[:, l] = weights
+            paths.advance(l, eos_ids, table, valid)
+            if l == T - 1 or (eos and (l + 1) % check_every == 0 and not bool(paths.unfinished.any())): break
             inputs = {"inputs_embeds": embeds} if blend else {"input_ids": token[:, None]}
-            out = model(**inputs, attention_mask=mask[:, :P + l + 1], position_ids=first_position + l,
-                        past_key_values=cache, use_cache=True, **keep)
-            logits = out.logits[:, -1].float()
-            del out
+            logits = model(**inputs, attention_mask=mask[:, :P + l + 1], position_ids=first_position + l,
+                           past_key_values=cache, use_cache=True, **keep).logits[:, -1].float()
     finally:
         model.train(was_training)
-    completion_mask = ~finished_before
-    steps = int(completion_mask.any(0).sum())
-    return SamplerOutput(completion_ids=tokens[:, max(K - 1, 0):max(K - 1, 0) + steps].clone(),
-                         completion_mask=completion_mask[:, :steps].long(),
-                         logprobs=(logprobs * completion_mask)[:, :steps].clone(),
-                         thinking_mask=thinking_at[:, :steps].clone(),
-                         weights=weights[:, :steps].clone())
+    return paths.output()
 
-# %% ../nbs/04_crosspath.ipynb #6da72ac3
+# %% ../nbs/04_crosspath.ipynb #0be4be58
+def token_embeddings(embedding: torch.nn.Module | torch.Tensor, # an input embedding layer or its (V, d) table
+                     ids: torch.Tensor, # token ids of any shape
+                    ) -> torch.Tensor: # (*ids.shape, d)
+    "Embeddings of `ids` from an embedding layer (its hooks run) or from a bare (V, d) table."
+    return embedding(ids) if isinstance(embedding, torch.nn.Module) else F.embedding(ids, embedding)
+
+# %% ../nbs/04_crosspath.ipynb #7b2f5df4
 def blended_inputs_embeds(embedding_layer_or_weight: torch.nn.Module | torch.Tensor, # the input embedding layer or its (V, d) table
                           completion_ids: torch.Tensor, # (B*G, T) `SamplerOutput.completion_ids`
                           weights: torch.Tensor, # (B, T, G, G) `SamplerOutput.weights`
@@ -235,8 +316,7 @@ def blended_inputs_embeds(embedding_layer_or_weight: torch.nn.Module | torch.Ten
                           num_paths: int, # G
                          ) -> torch.Tensor: # (B*G, T, d) the inputs the sampler fed, differentiable in the table
     "The hybrid completion-token embeddings, rebuilt from the current embedding table and the recorded weights."
-    table = embedding_layer_or_weight
-    E = table(completion_ids) if isinstance(table, torch.nn.Module) else F.embedding(completion_ids, table)
+    E = token_embeddings(embedding_layer_or_weight, completion_ids)
     if lam == 0 or num_paths == 1: return E
     N, T, d = E.shape
     B, G = N // num_paths, num_paths
@@ -246,6 +326,7 @@ def blended_inputs_embeds(embedding_layer_or_weight: torch.nn.Module | torch.Ten
     h = blend_embeddings(e, weights.to(E.device), thinking_mask.to(E.device).view(B, G, T).transpose(1, 2), lam)
     return h.transpose(1, 2).reshape(N, T, d)
 
+# %% ../nbs/04_crosspath.ipynb #6da72ac3
 def replay_logprobs(model, # the policy (PEFT-wrapped too)
                     prompt_ids: torch.Tensor, # (B, P) or (B*G, P) the left-padded prompts
                     prompt_mask: torch.Tensor, # same shape as prompt_ids

@@ -7,15 +7,17 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/m3po.html.md"""
 # %% ../nbs/06_m3po.ipynb #ecd7ad8e
 from __future__ import annotations
 
-import contextlib
 import warnings
 from typing import Sequence
 
 import torch
 import torch.nn.functional as F
+from fastcore.basics import patch
+from trl.models import unwrap_model_for_generation
 
 from .core import OneShotError
-from .crosspath import SamplerOutput, delimiter_token_sequences, sample_paths
+from .crosspath import SamplerOutput, delimiter_token_sequences, sample_paths, token_embeddings
+from .data import get_format
 from .trainer import TrainerMethod, check_whole_groups, register_method
 
 # %% auto #0
@@ -44,10 +46,6 @@ def path_records(out: SamplerOutput, # what `sample_paths` returned for B prompt
             "m3po_prompt_len": prompt_lengths}
 
 # %% ../nbs/06_m3po.ipynb #dc575c1d
-def _lookup(embedding: torch.nn.Module | torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
-    "Embeddings of `ids` from an embedding module (PEFT and ZeRO-3 hooks run) or a (V, d) table."
-    return embedding(ids) if isinstance(embedding, torch.nn.Module) else F.embedding(ids, embedding)
-
 def blend_rows(embedding: torch.nn.Module | torch.Tensor, # the input embedding layer (or its (V, d) table)
                own_ids: torch.Tensor, # (N, T) the completion tokens each row feeds
                weights: torch.Tensor, # (N, T, G) each row's recorded weights over its group's paths
@@ -55,7 +53,7 @@ def blend_rows(embedding: torch.nn.Module | torch.Tensor, # the input embedding 
                lam: float, # cross_path_lambda the rows were sampled with
               ) -> torch.Tensor: # (N, T, d) in the embedding dtype, differentiable in the table
     "The hybrid input embeddings of completion rows, each rebuilt from its own records."
-    e = _lookup(embedding, own_ids)
+    e = token_embeddings(embedding, own_ids)
     N, T = own_ids.shape
     if weights.shape[:2] != (N, T) or group_ids.shape != (N, weights.shape[-1], T):
         raise OneShotError(f"records of shapes {tuple(weights.shape)} and {tuple(group_ids.shape)} do not fit completions of "
@@ -64,7 +62,7 @@ def blend_rows(embedding: torch.nn.Module | torch.Tensor, # the input embedding 
     w = weights.to(device=e.device, dtype=torch.float32)
     context = 0
     for j in range(w.shape[-1]):
-        context = context + w[..., j, None] * _lookup(embedding, group_ids[:, j].to(e.device)).float()
+        context = context + w[..., j, None] * token_embeddings(embedding, group_ids[:, j].to(e.device)).float()
     blended = ((1 - lam) * e.float() + lam * context).to(e.dtype)
     return torch.where((w.sum(-1) > 0)[..., None], blended, e)
 
@@ -82,6 +80,7 @@ def completion_start(attention_mask: torch.Tensor, # (N, P + C) 1 on real tokens
                            "then completions) and its own per-row records (m3po_prompt_len)")
     return P
 
+# %% ../nbs/06_m3po.ipynb #97f0da01
 def _fit(x: torch.Tensor, width: int, dim: int) -> torch.Tensor:
     "`x` cut or zero-padded to `width` along `dim`."
     n = x.shape[dim]
@@ -105,7 +104,7 @@ def m3po_inputs_embeds(embedding: torch.nn.Module | torch.Tensor, # the scoring 
     off = records.get("off_policy")
     if off is not None: weights = weights.masked_fill(off.to(weights.device).bool()[:, None, None], 0.0)
     completion = blend_rows(embedding, input_ids[:, P:], weights, group_ids, lam)
-    return torch.cat([_lookup(embedding, input_ids[:, :P]), completion], 1)
+    return torch.cat([token_embeddings(embedding, input_ids[:, :P]), completion], 1)
 
 # %% ../nbs/06_m3po.ipynb #939b4d6e
 def contains_delimiter(completion_ids: torch.Tensor, # (N, T) sampled tokens
@@ -123,6 +122,7 @@ def contains_delimiter(completion_ids: torch.Tensor, # (N, T) sampled tokens
         found |= (windows == torch.tensor(seq, device=ids.device)).all(-1).any(-1)
     return found
 
+# %% ../nbs/06_m3po.ipynb #955049fa
 def _metric_sums(weights: torch.Tensor, thinking: torch.Tensor, reached: torch.Tensor) -> torch.Tensor:
     "[paths, thinking steps, paths that reached the delimiter, blended steps, sum of max weights, sum of entropies]"
     w = weights.float()
@@ -131,6 +131,7 @@ def _metric_sums(weights: torch.Tensor, thinking: torch.Tensor, reached: torch.T
     return torch.stack([torch.tensor(float(len(w)), device=w.device), thinking.float().sum(), reached.float().sum(),
                         blended.float().sum(), (w.amax(-1) * blended).sum(), (entropy * blended).sum()])
 
+# %% ../nbs/06_m3po.ipynb #7486c72a
 def _metric_means(sums: torch.Tensor) -> dict[str, float | None]:
     paths, think, reached, blended, top, entropy = sums.tolist()
     return {"thinking_length": think / paths if paths else None, "reached_delimiter": reached / paths if paths else None,
@@ -162,13 +163,10 @@ def cross_path_log_fields(records: dict, # the per-row records of a logged batch
     return fields
 
 # %% ../nbs/06_m3po.ipynb #a20c8d2f
-_GENERATION_KEYS = {"temperature", "top_p", "top_k", "max_new_tokens", "do_sample", "pad_token_id", "eos_token_id",
-                    "bos_token_id", "cache_implementation"}
-
 @register_method("m3po")
 class M3POMethod(TrainerMethod):
     "M3PO: rollouts with cross-path blending while paths think, and log-probs replayed on the blended inputs."
-    delimiter_ids: list[list[int]] | None = None
+    delimiter_ids: list[list[int]] | None = None # token sequences that end the thinking phase (found in `setup`)
     settings = ("cross_path_lambda", "cross_path_temperature")
 
     @classmethod
@@ -183,77 +181,100 @@ class M3POMethod(TrainerMethod):
             raise OneShotError("m3po samples with its own cross-path sampler (the paths exchange information at every "
                                "decoding step), which vLLM cannot run; set use_vllm=False or use algo='grpo'")
 
-    def setup(self, trainer) -> None:
-        "Check that the trainer's generation settings can be sampled with the blend; find the delimiter's tokens."
-        if getattr(trainer, "tools", None) or getattr(trainer, "environment_factories", None):
-            raise OneShotError("m3po does not support tools or environments; use algo='grpo' for tool-calling runs")
-        gk = dict(trainer.args.generation_kwargs or {})
-        min_p = gk.get("min_p", getattr(trainer, "min_p", None))
-        penalty = gk.get("repetition_penalty", getattr(trainer, "repetition_penalty", 1.0))
-        if min_p not in (None, 0, 0.0):
-            raise OneShotError(f"m3po's sampler does not support min_p={min_p}; set min_p=None (top_p and top_k work)")
-        if penalty not in (None, 1, 1.0):
-            raise OneShotError(f"m3po's sampler does not support repetition_penalty={penalty}; set repetition_penalty=1.0")
-        ignored = sorted(set(gk) - _GENERATION_KEYS - {"min_p", "repetition_penalty"})
-        if ignored: warnings.warn(f"m3po's sampler ignores generation_kwargs {ignored}", stacklevel=2)
-        if self.args.prompt_format:
-            from oneshot_reason.data import get_format
-            self.delimiter_ids = delimiter_token_sequences(trainer._tokenizer, get_format(self.args.prompt_format).delimiter)
+# %% ../nbs/06_m3po.ipynb #3e8b3fdd
+_GENERATION_KEYS = {"temperature", "top_p", "top_k", "max_new_tokens", "do_sample", "pad_token_id", "eos_token_id",
+                    "bos_token_id", "cache_implementation"} # generation_kwargs the sampler honours or has no use for
 
-    def sampling_settings(self, trainer) -> dict:
-        "The keyword arguments of `sample_paths` that come from TRL's generation settings."
-        gk = trainer.args.generation_kwargs or {}
-        temperature = gk.get("temperature", trainer.temperature)
-        if gk.get("do_sample", True) is False: temperature = 0.0
-        top_p = gk.get("top_p", trainer.top_p)
-        return dict(temperature=float(temperature), top_p=1.0 if top_p is None else float(top_p),
-                    top_k=int(gk.get("top_k", trainer.top_k) or 0),
-                    max_new_tokens=int(gk.get("max_new_tokens", trainer.max_completion_length)),
-                    cross_path_lambda=float(self.args.cross_path_lambda),
-                    cross_path_temperature=float(self.args.cross_path_temperature),
-                    delimiter_ids=self.delimiter_ids, eos_token_id=list(trainer.eos_token_ids),
-                    pad_token_id=trainer._tokenizer.pad_token_id)
+@patch
+def setup(self: M3POMethod, trainer) -> None:
+    "Check that the trainer's generation settings can be sampled with the blend; find the delimiter's tokens."
+    if trainer.tools or trainer.environment_factories:
+        raise OneShotError("m3po does not support tools or environments; use algo='grpo' for tool-calling runs")
+    gk = dict(trainer.args.generation_kwargs or {})
+    min_p, penalty = gk.get("min_p", trainer.min_p), gk.get("repetition_penalty", trainer.repetition_penalty)
+    if min_p not in (None, 0, 0.0):
+        raise OneShotError(f"m3po's sampler does not support min_p={min_p}; set min_p=None (top_p and top_k work)")
+    if penalty not in (None, 1, 1.0):
+        raise OneShotError(f"m3po's sampler does not support repetition_penalty={penalty}; set repetition_penalty=1.0")
+    ignored = sorted(set(gk) - _GENERATION_KEYS - {"min_p", "repetition_penalty"})
+    if ignored: warnings.warn(f"m3po's sampler ignores generation_kwargs {ignored}", stacklevel=2)
+    if self.args.prompt_format:
+        self.delimiter_ids = delimiter_token_sequences(trainer._tokenizer, get_format(self.args.prompt_format).delimiter)
 
-    def rollout(self, trainer, prompts: list, inputs: list[dict]) -> dict | None:
-        "Sample the G paths of each prompt together, with the blend while they think."
-        if not trainer.model.training: return None
-        G = trainer.num_generations
-        prompt_ids = [[int(t) for t in ids] for ids in trainer._tokenize_prompts(prompts)[0]]
-        N = len(prompt_ids)
-        if N % G or any(prompt_ids[i] != prompt_ids[i - i % G] for i in range(N)):
-            raise OneShotError(f"m3po needs the {G} copies of each prompt in consecutive rows, as TRL's sampler lays them out; "
-                               "do not reorder the prompt rows")
-        distinct = [torch.tensor(p) for p in prompt_ids[::G]]
-        P = max(len(p) for p in distinct)
-        pad = trainer._tokenizer.pad_token_id if trainer._tokenizer.pad_token_id is not None else 0
-        ids = torch.stack([F.pad(p, (P - len(p), 0), value=pad) for p in distinct])
-        mask = torch.stack([F.pad(torch.ones_like(p), (P - len(p), 0)) for p in distinct])
-        from trl.models import unwrap_model_for_generation
-        dist = getattr(trainer, "_dist", None)
-        full = dist.summon_full_params(trainer.model_wrapped, recurse=False) if dist is not None else contextlib.nullcontext()
-        with unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator,
-                                         gather_deepspeed3_params=trainer.args.ds3_gather_for_generation) as model, full:
-            out = sample_paths(model, ids, mask, G, **self.sampling_settings(trainer))
-        lengths = out.completion_mask.sum(1).tolist()
-        completion_ids = [row[:n].tolist() for row, n in zip(out.completion_ids.cpu(), lengths)]
-        logprobs = [row[:n].tolist() for row, n in zip(out.logprobs.cpu(), lengths)]
-        records = path_records(out, [len(p) for p in prompt_ids])
-        reached = (contains_delimiter(out.completion_ids, out.completion_mask, self.delimiter_ids) if self.delimiter_ids
-                   else torch.zeros(N, dtype=torch.bool, device=out.completion_ids.device))
-        sums = trainer.accelerator.reduce(_metric_sums(records["m3po_weights"], records["m3po_thinking"], reached), reduction="sum")
-        for key, value in _metric_means(sums).items():
-            if value is not None: trainer.record_metric(f"m3po/{key}", value)
-        return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": logprobs, "batch_extras": records}
+# %% ../nbs/06_m3po.ipynb #ac52d769
+@patch
+def sampling_settings(self: M3POMethod, trainer) -> dict:
+    "The keyword arguments of `sample_paths` that come from TRL's generation settings."
+    gk = trainer.args.generation_kwargs or {}
+    temperature = gk.get("temperature", trainer.temperature)
+    if gk.get("do_sample", True) is False: temperature = 0.0
+    top_p = gk.get("top_p", trainer.top_p)
+    return dict(temperature=float(temperature), top_p=1.0 if top_p is None else float(top_p),
+                top_k=int(gk.get("top_k", trainer.top_k) or 0),
+                max_new_tokens=int(gk.get("max_new_tokens", trainer.max_completion_length)),
+                cross_path_lambda=float(self.args.cross_path_lambda),
+                cross_path_temperature=float(self.args.cross_path_temperature),
+                delimiter_ids=self.delimiter_ids, eos_token_id=list(trainer.eos_token_ids),
+                pad_token_id=trainer._tokenizer.pad_token_id)
 
-    def model_inputs(self, trainer, model, input_ids: torch.Tensor, attention_mask: torch.Tensor, batch: dict) -> dict | None:
-        "`inputs_embeds` rebuilt from the rows' records and `model`'s own embedding table."
-        if not batch or "m3po_weights" not in batch: return None
-        embedding = trainer.accelerator.unwrap_model(model).get_input_embeddings()
-        embeds = m3po_inputs_embeds(embedding, input_ids, attention_mask, batch, float(self.args.cross_path_lambda))
-        return {"inputs_embeds": embeds, "attention_mask": attention_mask}
+# %% ../nbs/06_m3po.ipynb #ea34f91b
+def _distinct_prompts(prompt_ids: list[list[int]], # TRL's prompt rows: G consecutive copies of each prompt
+                      num_generations: int, # G
+                      pad_token_id: int | None, # the left padding (None: 0)
+                     ) -> tuple[torch.Tensor, torch.Tensor]: # (B, P) ids and attention mask
+    "The B distinct prompts of TRL's prompt rows, left padded for `sample_paths`."
+    N, G = len(prompt_ids), num_generations
+    if N % G or any(prompt_ids[i] != prompt_ids[i - i % G] for i in range(N)):
+        raise OneShotError(f"m3po needs the {G} copies of each prompt in consecutive rows, as TRL's sampler lays them out; "
+                           "do not reorder the prompt rows")
+    distinct = [torch.tensor(p) for p in prompt_ids[::G]]
+    P, pad = max(len(p) for p in distinct), 0 if pad_token_id is None else pad_token_id
+    ids = torch.stack([F.pad(p, (P - len(p), 0), value=pad) for p in distinct])
+    mask = torch.stack([F.pad(torch.ones_like(p), (P - len(p), 0)) for p in distinct])
+    return ids, mask
 
-    def log_fields(self, trainer, batch: dict) -> dict[str, list]:
-        "`group`, `path`, `thinking_steps` and `cross_path_weights` on each completion record."
-        if "m3po_weights" not in batch: return {}
-        n = batch["m3po_weights"].shape[0]
-        return cross_path_log_fields(batch, trainer.num_generations, first_row=trainer.accelerator.process_index * n)
+# %% ../nbs/06_m3po.ipynb #e780ed8b
+@patch
+def _record_metrics(self: M3POMethod, trainer, out: SamplerOutput, records: dict) -> None:
+    "Log `m3po/thinking_length`, `reached_delimiter`, `max_weight` and `weight_entropy` of a rollout."
+    reached = (contains_delimiter(out.completion_ids, out.completion_mask, self.delimiter_ids) if self.delimiter_ids
+               else torch.zeros(len(out.completion_ids), dtype=torch.bool, device=out.completion_ids.device))
+    sums = trainer.accelerator.reduce(_metric_sums(records["m3po_weights"], records["m3po_thinking"], reached), reduction="sum")
+    for key, value in _metric_means(sums).items():
+        if value is not None: trainer.record_metric(f"m3po/{key}", value)
+
+# %% ../nbs/06_m3po.ipynb #94925727
+@patch
+def rollout(self: M3POMethod, trainer, prompts: list, inputs: list[dict]) -> dict | None:
+    "Sample the G paths of each prompt together, with the blend while they think."
+    if not trainer.model.training: return None
+    G = trainer.num_generations
+    prompt_ids = [[int(t) for t in ids] for ids in trainer._tokenize_prompts(prompts)[0]]
+    ids, mask = _distinct_prompts(prompt_ids, G, trainer._tokenizer.pad_token_id)
+    with unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator,
+                                     gather_deepspeed3_params=trainer.args.ds3_gather_for_generation) as model, \
+         trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False):
+        out = sample_paths(model, ids, mask, G, **self.sampling_settings(trainer))
+    lengths = out.completion_mask.sum(1).tolist()
+    records = path_records(out, [len(p) for p in prompt_ids])
+    self._record_metrics(trainer, out, records)
+    return {"prompt_ids": prompt_ids, "batch_extras": records,
+            "completion_ids": [row[:n].tolist() for row, n in zip(out.completion_ids.cpu(), lengths)],
+            "logprobs": [row[:n].tolist() for row, n in zip(out.logprobs.cpu(), lengths)]}
+
+# %% ../nbs/06_m3po.ipynb #3f62aa7f
+@patch
+def model_inputs(self: M3POMethod, trainer, model, input_ids: torch.Tensor, attention_mask: torch.Tensor, batch: dict) -> dict | None:
+    "`inputs_embeds` rebuilt from the rows' records and `model`'s own embedding table."
+    if not batch or "m3po_weights" not in batch: return None
+    embedding = trainer.accelerator.unwrap_model(model).get_input_embeddings()
+    embeds = m3po_inputs_embeds(embedding, input_ids, attention_mask, batch, float(self.args.cross_path_lambda))
+    return {"inputs_embeds": embeds, "attention_mask": attention_mask}
+
+# %% ../nbs/06_m3po.ipynb #eef84caa
+@patch
+def log_fields(self: M3POMethod, trainer, batch: dict) -> dict[str, list]:
+    "`group`, `path`, `thinking_steps` and `cross_path_weights` on each completion record."
+    if "m3po_weights" not in batch: return {}
+    n = batch["m3po_weights"].shape[0]
+    return cross_path_log_fields(batch, trainer.num_generations, first_row=trainer.accelerator.process_index * n)
