@@ -42,12 +42,13 @@ from .models import load_policy, resolve_model_source, tiny_path
 from .rewards import reward_preset
 
 # %% auto #0
-__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'PRESETS', 'RESUME_SETTINGS', 'token_logprob_fields', 'TorchChunkedLogProb',
-           'DeviceLogProb', 'install_logprob_fallback', 'TrainerMethod', 'register_method', 'known_methods',
-           'parse_algo', 'get_method', 'OneShotConfig', 'check_generation_batch', 'check_oneshot_config',
-           'as_oneshot_config', 'model_num_layers', 'check_whole_groups', 'check_run', 'config_preset', 'method_hooks',
-           'TrainingInterrupted', 'GracefulStop', 'OneShotTrainer', 'logps_from_hidden', 'truncate_jsonl_steps',
-           'run_settings', 'checkpoint_settings', 'settings_differences', 'untied_missing_keys']
+__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'SCALE_REWARDS', 'PRESETS', 'RESUME_SETTINGS', 'token_logprob_fields',
+           'TorchChunkedLogProb', 'DeviceLogProb', 'install_logprob_fallback', 'TrainerMethod', 'register_method',
+           'known_methods', 'parse_algo', 'get_method', 'OneShotConfig', 'check_generation_batch',
+           'check_oneshot_config', 'as_oneshot_config', 'model_num_layers', 'check_whole_groups', 'check_run',
+           'config_preset', 'method_hooks', 'TrainingInterrupted', 'GracefulStop', 'OneShotTrainer',
+           'logps_from_hidden', 'truncate_jsonl_steps', 'run_settings', 'checkpoint_settings', 'settings_differences',
+           'untied_missing_keys']
 
 # %% ../nbs/05_trainer.ipynb #d5fb84cb
 def token_logprob_fields(hidden: torch.Tensor, # (N, H) hidden states of the scored positions
@@ -112,10 +113,12 @@ class TorchChunkedLogProb:
 # %% ../nbs/05_trainer.ipynb #5166d7a6
 class DeviceLogProb:
     "TRL's fused log-prob head by device: its Triton kernel (if any) for CUDA/XPU tensors, `TorchChunkedLogProb` otherwise."
+    triton_devices: ClassVar[tuple[str, ...]] = ("cuda", "xpu") # where TRL's Triton kernel runs
+
     def __init__(self, triton_kernel=None): self.triton_kernel = triton_kernel # TRL's `ChunkedLogProbFunction`, or None
 
     def kernel_for(self, device_type: str): # 'cpu', 'cuda', 'mps', ...
-        return self.triton_kernel if self.triton_kernel is not None and device_type in ("cuda", "xpu") else TorchChunkedLogProb
+        return self.triton_kernel if self.triton_kernel is not None and device_type in self.triton_devices else TorchChunkedLogProb
 
     def apply(self, hidden: torch.Tensor, *args, **kwargs) -> tuple:
         return self.kernel_for(hidden.device.type).apply(hidden, *args, **kwargs)
@@ -247,6 +250,7 @@ def get_method(name: str) -> type[TrainerMethod]:
 
 # %% ../nbs/05_trainer.ipynb #1d8c60a7
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo", "luffy") # TRL's, and LUFFY's (algo luffy only)
+SCALE_REWARDS = ("group", "batch", "none") # TRL's `scale_rewards` (True and False mean 'group' and 'none')
 
 # %% ../nbs/05_trainer.ipynb #f3fa3531
 @dataclass
@@ -327,10 +331,12 @@ def check_generation_batch(args) -> None: # an `OneShotConfig` before TRL's `__p
                            f"num_generations {G}; make it one (e.g. per_device_train_batch_size={G})")
 
 # %% ../nbs/05_trainer.ipynb #982ca920
+_MPI_WORLD_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE") # set by mpirun (Intel MPI, Open MPI, MVAPICH)
+
 def _warn_single_cpu_launch():
     env = os.environ
     if (env.get("ACCELERATE_USE_CPU", "").lower() == "true" and "MASTER_ADDR" in env and "WORLD_SIZE" not in env
-            and not any(k in env for k in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE"))):
+            and not any(k in env for k in _MPI_WORLD_VARIABLES)):
         warnings.warn("`accelerate launch --cpu --num_processes N` without mpirun starts ONE process; for N CPU "
                       "processes use `accelerate launch --config_file configs/accelerate/cpu_2proc.yaml` or "
                       "`torchrun --nproc_per_node N`", RuntimeWarning, stacklevel=3)
@@ -347,7 +353,7 @@ def check_oneshot_config(args) -> None: # an `OneShotConfig` before TRL's `__pos
     if args.loss_type == "luffy" and "luffy" not in methods:
         raise OneShotError("loss_type='luffy' is LUFFY's reduction, applied by its method; use algo='luffy' (or "
                            "'m3po+luffy') or another loss_type")
-    if args.scale_rewards not in ("group", "batch", "none", True, False):
+    if args.scale_rewards not in (*SCALE_REWARDS, True, False):
         raise OneShotError(f"unknown scale_rewards {args.scale_rewards!r}; choose 'group', 'batch' or 'none'")
     for name in methods: get_method(name).check_config(args)
     if "8bit" in str(args.optim) and not (torch.cuda.is_available() and not args.use_cpu):
