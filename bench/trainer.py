@@ -8,16 +8,17 @@ backward, optimizer step, completion log). Prints a side-by-side table; the last
 
     python bench/trainer.py [--rounds 6] [--steps 6] [--warmup 2] [--threads 1]
 """
-import argparse, json, logging, os, statistics, sys, tempfile, time
+import argparse, json, logging, os, statistics, tempfile, time
 from pathlib import Path
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 import torch
-from datasets import Dataset
 from transformers import TrainerCallback
-from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from trl import GRPOConfig, GRPOTrainer
 
+from oneshot_reason.data import synthetic_problems
+from oneshot_reason.models import load_policy
+from oneshot_reason.testing import digit_reward, quiet
 from oneshot_reason.trainer import OneShotConfig, OneShotTrainer  # also installs the CPU log-prob fallback
 
 logging.getLogger("transformers").setLevel(logging.ERROR)
@@ -30,50 +31,10 @@ class StepTimer(TrainerCallback):
     def on_step_end(self, args, state, control, **kw): self.times.append(time.perf_counter() - self._t)
 
 
-def policy_and_tokenizer(seed: int):
-    "The package's tiny model when available, else a random 2-layer Qwen2 with a character tokenizer."
-    try:
-        from oneshot_reason.models import load_policy
-        torch.manual_seed(seed)
-        return (*load_policy("tiny"), "oneshot_reason.models.load_policy('tiny')")
-    except Exception:
-        pass
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
-    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-    chars = list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \n.,?!:;+-*/=()<>#'\"")
-    tk = Tokenizer(models.WordLevel({t: i for i, t in enumerate(specials + chars)}, unk_token="<|endoftext|>"))
-    tk.pre_tokenizer, tk.decoder = pre_tokenizers.Split("", "isolated"), decoders.Fuse()
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                  additional_special_tokens=["<|im_start|>"], padding_side="left")
-    tok.chat_template = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-                         "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-    torch.manual_seed(seed)
-    cfg = Qwen2Config(vocab_size=len(tok), hidden_size=128, intermediate_size=256, num_hidden_layers=4,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                      eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=None)
-    return Qwen2ForCausalLM(cfg), tok, "random Qwen2 (hidden 128, 4 layers), character tokenizer"
-
-
-def problems(n=64):
-    try:
-        from oneshot_reason.data import synthetic_problems
-        ds = synthetic_problems(n)
-        if "prompt" in ds.column_names: return ds, "oneshot_reason.data.synthetic_problems"
-    except Exception:
-        pass
-    return Dataset.from_dict({"prompt": [[{"role": "user", "content": f"What is {i} + {i % 7}?"}] for i in range(n)],
-                              "answer": [str(i + i % 7) for i in range(n)]}), "arithmetic prompts"
-
-
-def digit_reward(completions, **kwargs):
-    texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
-    return [sum(ch.isdigit() for ch in t) / max(1, len(t)) for t in texts]
-
-
 def run(kind: str, out: Path, steps: int, seed: int = 0) -> list[float]:
-    model, tok, _ = policy_and_tokenizer(seed)
-    ds, _ = problems()
+    torch.manual_seed(seed)
+    model, tok = load_policy("tiny")
+    ds = synthetic_problems(64)
     common = dict(output_dir=str(out), per_device_train_batch_size=8, num_generations=8, max_completion_length=32,
                   max_steps=steps, logging_steps=1, use_cpu=True, bf16=False, report_to=[], save_strategy="no",
                   gradient_checkpointing=False, learning_rate=1e-4, seed=seed)
@@ -84,8 +45,7 @@ def run(kind: str, out: Path, steps: int, seed: int = 0) -> list[float]:
     else:
         t = OneShotTrainer(model=model, reward_funcs=digit_reward, args=OneShotConfig(**common, save_final_model=False),
                            train_dataset=ds, processing_class=tok, callbacks=[timer])
-    for cb in (PrinterCallback, ProgressCallback): t.remove_callback(cb)
-    t.train()
+    quiet(t).train()
     return timer.times
 
 
@@ -97,7 +57,6 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    _, _, model_desc = policy_and_tokenizer(0)
     times = {"trl": [], "oneshot": []}
     with tempfile.TemporaryDirectory() as d:
         for r in range(a.rounds):
@@ -106,7 +65,7 @@ def main():
                 times[kind] += run(kind, Path(d) / f"{kind}{r}", a.steps)[a.warmup:]
     med = {k: statistics.median(v) for k, v in times.items()}
     ratio = med["oneshot"] / med["trl"]
-    print(f"model: {model_desc}; 8 completions x 32 tokens per step; {a.rounds} rounds x {a.steps} steps "
+    print(f"model: load_policy('tiny'); 8 completions x 32 tokens per step; {a.rounds} rounds x {a.steps} steps "
           f"(first {a.warmup} skipped), {a.threads} thread(s)")
     print(f"{'trainer':<26}{'median step (ms)':>18}{'min (ms)':>10}{'max (ms)':>10}{'steps':>7}")
     for k, label in (("trl", "trl.GRPOTrainer"), ("oneshot", "OneShotTrainer (grpo)")):

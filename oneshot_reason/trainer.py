@@ -17,51 +17,68 @@ import signal
 import threading
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Callable, ClassVar
 
 import torch
 import torch.utils.checkpoint
+import trl.trainer.utils as trl_utils
 from accelerate.utils import gather, gather_object
 from torch import nn
 from trl import GRPOConfig, GRPOTrainer
 from trl.trainer.utils import is_async_callable
+from transformers import AutoConfig
+from transformers.integrations import TensorBoardCallback
 from transformers.trainer_callback import TrainerCallback, TrainerState
 from transformers.trainer_utils import TrainOutput
 from fastcore.basics import patch
 
-from .core import (OneShotError, append_jsonl, checkpoint_finished, checkpoint_step, last_complete_checkpoint,
-                                  setting_value)
+from .core import (OneShotError, append_jsonl, chat_text, checkpoint_finished, checkpoint_step,
+                                 last_complete_checkpoint, setting_value)
+from .data import FORMATS
+from .models import load_policy, resolve_model_source, tiny_path
+from .rewards import reward_preset
 
 # %% auto #0
-__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'PRESETS', 'RESUME_SETTINGS', 'TorchChunkedLogProb', 'DeviceLogProb',
-           'install_logprob_fallback', 'TrainerMethod', 'register_method', 'known_methods', 'parse_algo', 'get_method',
-           'OneShotConfig', 'model_num_layers', 'check_whole_groups', 'check_run', 'config_preset', 'OneShotTrainer',
+__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'SCALE_REWARDS', 'PRESETS', 'RESUME_SETTINGS', 'token_logprob_fields',
+           'TorchChunkedLogProb', 'DeviceLogProb', 'install_logprob_fallback', 'TrainerMethod', 'register_method',
+           'known_methods', 'parse_algo', 'get_method', 'OneShotConfig', 'check_generation_batch',
+           'check_oneshot_config', 'as_oneshot_config', 'model_num_layers', 'check_whole_groups', 'check_run',
+           'config_preset', 'method_hooks', 'TrainingInterrupted', 'GracefulStop', 'OneShotTrainer',
            'logps_from_hidden', 'truncate_jsonl_steps', 'run_settings', 'checkpoint_settings', 'settings_differences',
-           'TrainingInterrupted', 'GracefulStop', 'untied_missing_keys']
+           'untied_missing_keys']
 
 # %% ../nbs/05_trainer.ipynb #d5fb84cb
+def token_logprob_fields(hidden: torch.Tensor, # (N, H) hidden states of the scored positions
+                         weight: torch.Tensor, # (V, H) LM head weight
+                         bias: torch.Tensor | None, # (V,) LM head bias
+                         targets: torch.Tensor, # (N,) target token ids
+                         temperature: float, # the logits are divided by it
+                         softcap: float | None, # soft cap of the logits (`softcap * tanh(z / softcap)`), or None
+                         logit_scale: float, # multiplier of the logits
+                         flags: tuple[bool, bool, bool, bool], # compute the entropy, log sum p^2, mean logit, is-top-1
+                        ) -> tuple[torch.Tensor, ...]:
+    "The targets' log-probabilities, then each field `flags` asks for, each (N,)."
+    z = hidden @ weight.t()
+    if bias is not None: z = z + bias
+    z = z.float() * logit_scale
+    if softcap is not None: z = softcap * torch.tanh(z / softcap)
+    z = z / temperature                                          # (N, V)
+    log_z = torch.logsumexp(z, dim=-1)                           # (N,)
+    out = [z.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - log_z]
+    if flags[0]: out.append(log_z - (torch.softmax(z, dim=-1) * z).sum(-1))  # entropy
+    if flags[1]: out.append(torch.logsumexp(2 * (z - log_z.unsqueeze(-1)), dim=-1))
+    if flags[2]: out.append(z.mean(-1))
+    if flags[3]: out.append((z.argmax(-1) == targets).float())
+    return tuple(out)
+
+# %% ../nbs/05_trainer.ipynb #d865c803
 class TorchChunkedLogProb:
     "A plain PyTorch stand-in for TRL's Triton `ChunkedLogProbFunction` (same `apply` signature and outputs)."
     max_chunk_elements: ClassVar[int] = 2**24 # logits per chunk of rows (64 MiB of float32)
-
-    @staticmethod
-    def _rows(hidden, weight, bias, targets, temperature, softcap, logit_scale, flags):
-        z = hidden @ weight.t()
-        if bias is not None: z = z + bias
-        z = z.float() * logit_scale
-        if softcap is not None: z = softcap * torch.tanh(z / softcap)
-        z = z / temperature                                          # (N, V)
-        log_z = torch.logsumexp(z, dim=-1)                           # (N,)
-        logprobs = z.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - log_z
-        out = [logprobs]
-        if flags[0]: out.append(log_z - (torch.softmax(z, dim=-1) * z).sum(-1))  # entropy
-        if flags[1]: out.append(torch.logsumexp(2 * (z - log_z.unsqueeze(-1)), dim=-1))
-        if flags[2]: out.append(z.mean(-1))
-        if flags[3]: out.append((z.argmax(-1) == targets).float())
-        return tuple(out)
+    fields: ClassVar[tuple[str, ...]] = ("entropy", "log_sum_sq_probs", "mean_logits", "is_top1") # besides log_probs
 
     @staticmethod
     def apply(hidden: torch.Tensor, # (N, H) hidden states of the scored positions
@@ -75,42 +92,40 @@ class TorchChunkedLogProb:
               outputs: tuple[str, ...] = ("log_probs",), # fields to compute besides the log-probabilities
              ) -> tuple:
         "(log_probs, entropy, log_sum_sq_probs, mean_logits, is_top1), each (N,) or None when not asked for."
-        names = ("entropy", "log_sum_sq_probs", "mean_logits", "is_top1")
-        flags = tuple(n in outputs for n in names)
+        flags = tuple(n in outputs for n in TorchChunkedLogProb.fields)
         device = hidden.device.type
         dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else hidden.dtype
-        hidden, weight = hidden.to(dtype), weight.to(dtype)
-        bias = bias.to(dtype) if bias is not None else None
+        hidden, weight, bias = hidden.to(dtype), weight.to(dtype), (bias.to(dtype) if bias is not None else None)
         step = max(1, TorchChunkedLogProb.max_chunk_elements // max(1, weight.shape[0]))
-        args = (temperature, final_logit_softcapping, logit_scale, flags)
-        if hidden.shape[0] <= step:
-            parts = [TorchChunkedLogProb._rows(hidden, weight, bias, targets, *args)]
-        else:
-            grad = torch.is_grad_enabled() and (hidden.requires_grad or weight.requires_grad)
-            fn = lambda h, t: TorchChunkedLogProb._rows(h, weight, bias, t, *args)
-            parts = [torch.utils.checkpoint.checkpoint(fn, hidden[i:i + step], targets[i:i + step], use_reentrant=False)
-                     if grad else fn(hidden[i:i + step], targets[i:i + step]) for i in range(0, hidden.shape[0], step)]
-        cat = [torch.cat(x) for x in zip(*parts)]
-        res, k = [cat[0]], 1
-        for flag, name in zip(flags, names):
-            if not flag: res.append(None); continue
-            x = cat[k]; k += 1
-            res.append(x.bool() if name == "is_top1" else x if name == "entropy" else x.detach())
+        rows = lambda h, t: token_logprob_fields(h, weight, bias, t, temperature, final_logit_softcapping, logit_scale, flags)
+        chunked = hidden.shape[0] > step
+        grad = chunked and torch.is_grad_enabled() and (hidden.requires_grad or weight.requires_grad)
+        parts = [torch.utils.checkpoint.checkpoint(rows, hidden[i:i + step], targets[i:i + step], use_reentrant=False)
+                 if grad else rows(hidden[i:i + step], targets[i:i + step])
+                 for i in (range(0, hidden.shape[0], step) if chunked else [0])]
+        cat = iter(torch.cat(x) for x in zip(*parts))
+        res = [next(cat)]
+        for flag, name in zip(flags, TorchChunkedLogProb.fields):
+            x = next(cat) if flag else None
+            res.append(x if x is None or name == "entropy" else x.bool() if name == "is_top1" else x.detach())
         return tuple(res)
 
+# %% ../nbs/05_trainer.ipynb #5166d7a6
 class DeviceLogProb:
     "TRL's fused log-prob head by device: its Triton kernel (if any) for CUDA/XPU tensors, `TorchChunkedLogProb` otherwise."
+    triton_devices: ClassVar[tuple[str, ...]] = ("cuda", "xpu") # where TRL's Triton kernel runs
+
     def __init__(self, triton_kernel=None): self.triton_kernel = triton_kernel # TRL's `ChunkedLogProbFunction`, or None
 
     def kernel_for(self, device_type: str): # 'cpu', 'cuda', 'mps', ...
-        return self.triton_kernel if self.triton_kernel is not None and device_type in ("cuda", "xpu") else TorchChunkedLogProb
+        return self.triton_kernel if self.triton_kernel is not None and device_type in self.triton_devices else TorchChunkedLogProb
 
     def apply(self, hidden: torch.Tensor, *args, **kwargs) -> tuple:
         return self.kernel_for(hidden.device.type).apply(hidden, *args, **kwargs)
 
+# %% ../nbs/05_trainer.ipynb #75a6dca4
 def install_logprob_fallback() -> bool:
     "Route TRL's fused log-prob head through `DeviceLogProb`; True when it did, False when it already was."
-    import trl.trainer.utils as trl_utils
     current = getattr(trl_utils, "_ChunkedLogProbFunction", None)
     if isinstance(current, DeviceLogProb): return False
     trl_utils._ChunkedLogProbFunction = DeviceLogProb(current)
@@ -118,64 +133,76 @@ def install_logprob_fallback() -> bool:
 
 install_logprob_fallback()
 
-# %% ../nbs/05_trainer.ipynb #75a6dca4
+# %% ../nbs/05_trainer.ipynb #dfdee701
 class TrainerMethod:
     "Base class of a training method: each hook is a no-op that leaves TRL's own behaviour in place."
     name: ClassVar[str] = "method"
-    exclusive_hooks: ClassVar[tuple[str, ...]] = ("rollout", "model_inputs", "per_token_logps", "compute_loss")
     hooks: ClassVar[tuple[str, ...]] = ("setup", "rollout", "edit_rollout", "model_inputs", "per_token_logps",
                                         "postprocess_batch", "compute_loss", "log_fields")
+    exclusive_hooks: ClassVar[tuple[str, ...]] = ("rollout", "model_inputs", "per_token_logps", "compute_loss") # one method each
     settings: ClassVar[tuple[str, ...]] = () # this method's config fields that a resumed run must share
 
     def __init__(self, args): self.args = args # the trainer's config (an `OneShotConfig`)
-
-    @classmethod
-    def check_config(cls, args) -> None:
-        "Called by `OneShotConfig` when the method is on: raise `OneShotError` on a setting that cannot work, derive others."
-
-    @classmethod
-    def check_run(cls, args, model=None, train_dataset=None) -> None:
-        "Called by `check_run` before the weights load: raise `OneShotError` on what only the model (or its name) or data tell."
-
-    def setup(self, trainer) -> None:
-        "Called once at the end of `OneShotTrainer.__init__`: check the model, add callbacks, build buffers."
-
-    def rollout(self, trainer, prompts: list, inputs: list[dict]) -> dict | None:
-        "Sample the completions of `prompts` (one per row) yourself; None keeps TRL's sampler."
-        return None
-
-    def edit_rollout(self, trainer, rollout: dict, inputs: list[dict]) -> dict:
-        "Change a finished rollout before it is scored (e.g. swap in a demonstration); return it."
-        return rollout
-
-    def model_inputs(self, trainer, model, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                     batch: dict) -> dict | None:
-        "Keyword arguments for the scoring forward instead of `input_ids` (e.g. `inputs_embeds`); None keeps them."
-        return None
-
-    def per_token_logps(self, trainer, model, model_inputs: dict, input_ids: torch.Tensor, logits_to_keep: int,
-                        compute_entropy: bool, batch: dict) -> tuple[torch.Tensor, torch.Tensor | None] | None:
-        "Log-probabilities (and entropies) of the last `logits_to_keep` tokens, each (B, K); None keeps TRL's."
-        return None
-
-    def postprocess_batch(self, trainer, batch: dict, inputs: list[dict]) -> dict:
-        "Change the scored batch (advantages, extra per-sample tensors) before training on it; return it."
-        return batch
-
-    def compute_loss(self, trainer, model, inputs: dict) -> torch.Tensor | None:
-        "The loss of one micro-batch; None keeps TRL's clipped GRPO loss."
-        return None
-
-    def log_fields(self, trainer, batch: dict) -> dict[str, list]:
-        "Extra fields for `completions.jsonl`: name -> one JSON-able value per completion of this process."
-        return {}
 
     @classmethod
     def overrides(cls, hook: str) -> bool:
         "Whether this method overrides `hook`."
         return getattr(cls, hook) is not getattr(TrainerMethod, hook)
 
-# %% ../nbs/05_trainer.ipynb #7bcfeb24
+# %% ../nbs/05_trainer.ipynb #7b9a699f
+@patch(cls_method=True)
+def check_config(cls: TrainerMethod, args) -> None:
+    "Called by `OneShotConfig` when the method is on: raise `OneShotError` on a setting that cannot work, derive others."
+
+@patch(cls_method=True)
+def check_run(cls: TrainerMethod, args, model=None, train_dataset=None) -> None:
+    "Called by `check_run` before the weights load: raise `OneShotError` on what only the model (or its name) or data tell."
+
+# %% ../nbs/05_trainer.ipynb #f246a0e9
+@patch
+def setup(self: TrainerMethod, trainer) -> None:
+    "Called once at the end of `OneShotTrainer.__init__`: check the model, add callbacks, build buffers."
+
+@patch
+def rollout(self: TrainerMethod, trainer, prompts: list, inputs: list[dict]) -> dict | None:
+    "Sample the completions of `prompts` (one per row) yourself; None keeps TRL's sampler."
+    return None
+
+@patch
+def edit_rollout(self: TrainerMethod, trainer, rollout: dict, inputs: list[dict]) -> dict:
+    "Change a finished rollout before it is scored (e.g. swap in a demonstration); return it."
+    return rollout
+
+# %% ../nbs/05_trainer.ipynb #edad74db
+@patch
+def model_inputs(self: TrainerMethod, trainer, model, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                 batch: dict) -> dict | None:
+    "Keyword arguments for the scoring forward instead of `input_ids` (e.g. `inputs_embeds`); None keeps them."
+    return None
+
+@patch
+def per_token_logps(self: TrainerMethod, trainer, model, model_inputs: dict, input_ids: torch.Tensor, logits_to_keep: int,
+                    compute_entropy: bool, batch: dict) -> tuple[torch.Tensor, torch.Tensor | None] | None:
+    "Log-probabilities (and entropies) of the last `logits_to_keep` tokens, each (B, K); None keeps TRL's."
+    return None
+
+# %% ../nbs/05_trainer.ipynb #09dd8592
+@patch
+def postprocess_batch(self: TrainerMethod, trainer, batch: dict, inputs: list[dict]) -> dict:
+    "Change the scored batch (advantages, extra per-sample tensors) before training on it; return it."
+    return batch
+
+@patch
+def compute_loss(self: TrainerMethod, trainer, model, inputs: dict) -> torch.Tensor | None:
+    "The loss of one micro-batch; None keeps TRL's clipped GRPO loss."
+    return None
+
+@patch
+def log_fields(self: TrainerMethod, trainer, batch: dict) -> dict[str, list]:
+    "Extra fields for `completions.jsonl`: name -> one JSON-able value per completion of this process."
+    return {}
+
+# %% ../nbs/05_trainer.ipynb #b7b48397
 BUILTIN_METHODS = ("m3po", "luffy", "bupo") # imported from `oneshot_reason.<name>` on demand
 _METHODS: dict[str, type[TrainerMethod]] = {}
 
@@ -190,10 +217,12 @@ def register_method(name: str, # the name used in `algo`, lower case
         return c
     return deco(cls) if cls is not None else deco
 
+# %% ../nbs/05_trainer.ipynb #7a218432
 def known_methods() -> list[str]:
     "Every method name `algo` accepts besides 'grpo'."
     return sorted(set(BUILTIN_METHODS) | set(_METHODS))
 
+# %% ../nbs/05_trainer.ipynb #2df5cb0b
 def parse_algo(algo: str | list[str] | tuple[str, ...] | None, # 'grpo', 'm3po', 'm3po+luffy', or a list of names
               ) -> tuple[str, ...]:
     "The method names switched on by `algo`, in order; () for plain GRPO."
@@ -201,7 +230,7 @@ def parse_algo(algo: str | list[str] | tuple[str, ...] | None, # 'grpo', 'm3po',
     parts = list(algo) if isinstance(algo, (list, tuple)) else str(algo).split("+")
     names = [str(p).strip().lower() for p in parts]
     if any(not n for n in names): raise OneShotError(f"algo={algo!r} has an empty part; write e.g. algo='m3po+luffy'")
-    names = [n for n in names if n != "grpo"] # GRPO is the base every method extends
+    names = [n for n in names if n != "grpo"]
     for n in names:
         if n not in known_methods():
             raise OneShotError(f"unknown algo {n!r}; choose 'grpo' or one of {', '.join(known_methods())}, "
@@ -210,30 +239,20 @@ def parse_algo(algo: str | list[str] | tuple[str, ...] | None, # 'grpo', 'm3po',
     if dup: raise OneShotError(f"algo={algo!r} names {dup[0]!r} twice; name each method once")
     return tuple(names)
 
+# %% ../nbs/05_trainer.ipynb #0e75b244
 def get_method(name: str) -> type[TrainerMethod]:
-    "The class registered as `name`, importing `oneshot_reason.<name>` first if needed."
+    "The class registered as `name`, importing `oneshot_reason.<name>` first for a built-in method."
     name = name.lower()
-    if name not in _METHODS and name in BUILTIN_METHODS:
-        try: importlib.import_module(f"oneshot_reason.{name}")
-        except ModuleNotFoundError as e:
-            if e.name not in (f"oneshot_reason.{name}",): raise
-            raise OneShotError(f"algo {name!r} needs the module oneshot_reason.{name}, which is not installed; "
-                               f"update oneshot_reason or choose another algo") from None
+    if name not in _METHODS and name in BUILTIN_METHODS: importlib.import_module(f"oneshot_reason.{name}")
     if name not in _METHODS:
         raise OneShotError(f"no method registered as {name!r}; import the module that calls register_method({name!r})")
     return _METHODS[name]
 
-# %% ../nbs/05_trainer.ipynb #d734b3a7
-LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo", "luffy") # luffy: algo luffy only
-_FORMATS = ("xml", "hash", "think", "boxed")
+# %% ../nbs/05_trainer.ipynb #1d8c60a7
+LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo", "luffy") # TRL's, and LUFFY's (algo luffy only)
+SCALE_REWARDS = ("group", "batch", "none") # TRL's `scale_rewards` (True and False mean 'group' and 'none')
 
-def _prompt_formats() -> tuple[str, ...]:
-    try: from oneshot_reason.data import FORMATS
-    except ImportError: return _FORMATS
-    return tuple(FORMATS)
-
-def _has_cuda() -> bool: return torch.cuda.is_available()
-
+# %% ../nbs/05_trainer.ipynb #f3fa3531
 @dataclass
 class OneShotConfig(GRPOConfig):
     "TRL's `GRPOConfig` plus the switches and knobs of M3PO, LUFFY and BuPO, with CPU-aware defaults."
@@ -275,11 +294,11 @@ class OneShotConfig(GRPOConfig):
         "Loggers: 'tensorboard' (default, under <output_dir>/runs), 'wandb', 'none', ..."})
 
     def __post_init__(self):
-        cuda = _has_cuda()
+        cuda = torch.cuda.is_available()
         if self.use_cpu is None: self.use_cpu = not cuda
         if self.bf16 is None: self.bf16 = bool(cuda and not self.use_cpu and torch.cuda.is_bf16_supported() and not self.fp16)
         if self.gradient_checkpointing is None: self.gradient_checkpointing = bool(cuda and not self.use_cpu)
-        self._check_oneshot()
+        check_oneshot_config(self)
         super().__post_init__()
 
     @property
@@ -287,64 +306,84 @@ class OneShotConfig(GRPOConfig):
         "The method names switched on by `algo` (empty for plain GRPO)."
         return parse_algo(self.algo)
 
-    def _check_oneshot(self):
-        methods = parse_algo(self.algo)
-        self.algo = "+".join(methods) or "grpo"
-        G = self.num_generations
-        if G is None or G < 2:
-            raise OneShotError(f"num_generations={G}: GRPO compares at least 2 completions per prompt; set num_generations>=2")
-        world = int(os.environ.get("WORLD_SIZE", "1"))
-        per_step = self.per_device_train_batch_size * world
-        if self.generation_batch_size is not None and self.steps_per_generation is not None:
-            raise OneShotError("generation_batch_size and steps_per_generation are both set; set only one of them")
-        if self.generation_batch_size is not None:
-            batch, how = self.generation_batch_size, f"generation_batch_size {self.generation_batch_size}"
-            if batch % per_step:
-                raise OneShotError(f"{how} is not a multiple of per_device_train_batch_size {self.per_device_train_batch_size}"
-                                   f" x {world} process(es); change one of them")
-        else:
-            steps = self.steps_per_generation or self.gradient_accumulation_steps
-            batch = per_step * steps
-            how = (f"per_device_train_batch_size {self.per_device_train_batch_size} x {world} process(es) x "
-                   f"{'steps_per_generation' if self.steps_per_generation else 'gradient_accumulation_steps'} {steps}")
-        if batch % G:
-            raise OneShotError(f"the generation batch ({how} = {batch} completions) is not a multiple of "
-                               f"num_generations {G}; make it one (e.g. per_device_train_batch_size={G})")
-        if self.prompt_format not in _prompt_formats():
-            raise OneShotError(f"unknown prompt_format {self.prompt_format!r}; choose one of {', '.join(_prompt_formats())}")
-        if self.loss_type not in LOSS_TYPES:
-            raise OneShotError(f"unknown loss_type {self.loss_type!r}; choose one of {', '.join(LOSS_TYPES)}")
-        if self.loss_type == "luffy" and "luffy" not in methods:
-            raise OneShotError("loss_type='luffy' is LUFFY's reduction, applied by its method; use algo='luffy' (or "
-                               "'m3po+luffy') or another loss_type")
-        if self.scale_rewards not in ("group", "batch", "none", True, False):
-            raise OneShotError(f"unknown scale_rewards {self.scale_rewards!r}; choose 'group', 'batch' or 'none'")
-        for name in methods: get_method(name).check_config(self) # each method checks its own settings
-        if "8bit" in str(self.optim) and not (_has_cuda() and not self.use_cpu):
-            raise OneShotError(f"optim={self.optim!r} needs a CUDA GPU (bitsandbytes); use optim='adamw_torch' on a CPU")
-        env = os.environ
-        if (env.get("ACCELERATE_USE_CPU", "").lower() == "true" and "MASTER_ADDR" in env and "WORLD_SIZE" not in env
-                and not any(k in env for k in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE"))):
-            warnings.warn("`accelerate launch --cpu --num_processes N` without mpirun starts ONE process; for N CPU "
-                          "processes use `accelerate launch --config_file configs/accelerate/cpu_2proc.yaml` or "
-                          "`torchrun --nproc_per_node N`", RuntimeWarning, stacklevel=2)
+# %% ../nbs/05_trainer.ipynb #689fad80
+def check_generation_batch(args) -> None: # an `OneShotConfig` before TRL's `__post_init__`
+    "Raise unless the generation batch is a whole number of steps and of groups of `num_generations` completions."
+    G = args.num_generations
+    if G is None or G < 2:
+        raise OneShotError(f"num_generations={G}: GRPO compares at least 2 completions per prompt; set num_generations>=2")
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    per_step = args.per_device_train_batch_size * world
+    if args.generation_batch_size is not None and args.steps_per_generation is not None:
+        raise OneShotError("generation_batch_size and steps_per_generation are both set; set only one of them")
+    if args.generation_batch_size is not None:
+        batch, how = args.generation_batch_size, f"generation_batch_size {args.generation_batch_size}"
+        if batch % per_step:
+            raise OneShotError(f"{how} is not a multiple of per_device_train_batch_size {args.per_device_train_batch_size}"
+                               f" x {world} process(es); change one of them")
+    else:
+        steps = args.steps_per_generation or args.gradient_accumulation_steps
+        batch = per_step * steps
+        how = (f"per_device_train_batch_size {args.per_device_train_batch_size} x {world} process(es) x "
+               f"{'steps_per_generation' if args.steps_per_generation else 'gradient_accumulation_steps'} {steps}")
+    if batch % G:
+        raise OneShotError(f"the generation batch ({how} = {batch} completions) is not a multiple of "
+                           f"num_generations {G}; make it one (e.g. per_device_train_batch_size={G})")
 
-# %% ../nbs/05_trainer.ipynb #bad915d1
-def model_num_layers(model) -> int | None:
+# %% ../nbs/05_trainer.ipynb #982ca920
+_MPI_WORLD_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE") # set by mpirun (Intel MPI, Open MPI, MVAPICH)
+
+def _warn_single_cpu_launch():
+    env = os.environ
+    if (env.get("ACCELERATE_USE_CPU", "").lower() == "true" and "MASTER_ADDR" in env and "WORLD_SIZE" not in env
+            and not any(k in env for k in _MPI_WORLD_VARIABLES)):
+        warnings.warn("`accelerate launch --cpu --num_processes N` without mpirun starts ONE process; for N CPU "
+                      "processes use `accelerate launch --config_file configs/accelerate/cpu_2proc.yaml` or "
+                      "`torchrun --nproc_per_node N`", RuntimeWarning, stacklevel=3)
+
+def check_oneshot_config(args) -> None: # an `OneShotConfig` before TRL's `__post_init__`
+    "Raise `OneShotError` on settings that cannot work together; normalise `algo`; let each method check its own."
+    methods = parse_algo(args.algo)
+    args.algo = "+".join(methods) or "grpo"
+    check_generation_batch(args)
+    if args.prompt_format not in FORMATS:
+        raise OneShotError(f"unknown prompt_format {args.prompt_format!r}; choose one of {', '.join(FORMATS)}")
+    if args.loss_type not in LOSS_TYPES:
+        raise OneShotError(f"unknown loss_type {args.loss_type!r}; choose one of {', '.join(LOSS_TYPES)}")
+    if args.loss_type == "luffy" and "luffy" not in methods:
+        raise OneShotError("loss_type='luffy' is LUFFY's reduction, applied by its method; use algo='luffy' (or "
+                           "'m3po+luffy') or another loss_type")
+    if args.scale_rewards not in (*SCALE_REWARDS, True, False):
+        raise OneShotError(f"unknown scale_rewards {args.scale_rewards!r}; choose 'group', 'batch' or 'none'")
+    for name in methods: get_method(name).check_config(args)
+    if "8bit" in str(args.optim) and not (torch.cuda.is_available() and not args.use_cpu):
+        raise OneShotError(f"optim={args.optim!r} needs a CUDA GPU (bitsandbytes); use optim='adamw_torch' on a CPU")
+    _warn_single_cpu_launch()
+
+# %% ../nbs/05_trainer.ipynb #0c97598f
+def as_oneshot_config(args: GRPOConfig | None, # an `OneShotConfig`, a plain `GRPOConfig`, or None for the defaults
+                     ) -> OneShotConfig:
+    "`args` itself when it is an `OneShotConfig`; otherwise an `OneShotConfig` with the same values (plain GRPO, no extra outputs)."
+    if args is None: return OneShotConfig()
+    if isinstance(args, OneShotConfig): return args
+    values = {f.name: getattr(args, f.name) for f in fields(GRPOConfig) if f.init}
+    return OneShotConfig(**{**values, "steps_per_generation": None}, log_completions_jsonl=False, save_final_model=False)
+
+# %% ../nbs/05_trainer.ipynb #05c265da
+def model_num_layers(model) -> int | None: # a loaded model, or a name or folder for `load_policy`
     "Decoder layers of a model, or of the model a name or path points to (its config only); None when unknown."
     config = getattr(model, "config", None)
     if config is None and isinstance(model, (str, Path)):
         try:
-            from transformers import AutoConfig
-            from oneshot_reason.models import resolve_model_source
             source, local_only = resolve_model_source(model)
             config = AutoConfig.from_pretrained(source, local_files_only=local_only, trust_remote_code=False)
-        except Exception: return None
+        except Exception: return None # offline, not a model, ...: unknown
     if config is None: return None
     if hasattr(config, "get_text_config"): config = config.get_text_config()
     n = getattr(config, "num_hidden_layers", None)
     return n if isinstance(n, int) else None
 
+# %% ../nbs/05_trainer.ipynb #b37a927d
 def check_whole_groups(args, # the config of a method that mixes the completions of a group
                        name: str, # the method, for the message
                       ) -> None:
@@ -356,16 +395,17 @@ def check_whole_groups(args, # the config of a method that mixes the completions
         raise OneShotError(f"{name} needs whole groups of {args.num_generations} completions in each process, but each "
                            f"process gets {batch // world}; make per-process batches a multiple of num_generations")
 
-def check_run(config: GRPOConfig, # the run's configuration (an `OneShotConfig`)
+# %% ../nbs/05_trainer.ipynb #d13323ae
+def check_run(config: OneShotConfig, # the run's configuration
               model=None, # the model, or the name or path about to be loaded (only its config.json is read)
               train_dataset=None, # the training set
              ) -> None:
     "Fail early on what the config alone cannot tell (BuPO's layer, LUFFY's demonstrations): each method's `check_run`."
-    for name in parse_algo(getattr(config, "algo", "grpo")): get_method(name).check_run(config, model, train_dataset)
+    for name in parse_algo(config.algo): get_method(name).check_run(config, model, train_dataset)
 
-# %% ../nbs/05_trainer.ipynb #0c97598f
+# %% ../nbs/05_trainer.ipynb #48783647
 def _optim_8bit() -> str:
-    return "adamw_8bit" if _has_cuda() and importlib.util.find_spec("bitsandbytes") else "adamw_torch"
+    return "adamw_8bit" if torch.cuda.is_available() and importlib.util.find_spec("bitsandbytes") else "adamw_torch"
 
 PRESETS: dict[str, Callable[[], dict]] = {
     "oneshot": lambda: dict(learning_rate=5e-6, lr_scheduler_type="cosine", warmup_steps=0.1, weight_decay=0.1,
@@ -397,46 +437,43 @@ PRESETS: dict[str, Callable[[], dict]] = {
                              prompt_format="xml"),
 }
 
+# %% ../nbs/05_trainer.ipynb #36f15519
 def config_preset(name: str, # a key of `PRESETS`: 'oneshot', 'm3po', 'luffy', 'bupo', 'cpu-demo'
                   **overrides, # any `OneShotConfig` field, applied over the preset
                  ) -> OneShotConfig:
     "The `OneShotConfig` of a reference setting, with `overrides` applied (output_dir defaults to outputs/<name>)."
     if name not in PRESETS: raise OneShotError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
-    fields = OneShotConfig.__dataclass_fields__
-    bad = [k for k in overrides if k not in fields]
+    bad = [k for k in overrides if k not in OneShotConfig.__dataclass_fields__]
     if bad: raise OneShotError(f"{bad[0]!r} is not an OneShotConfig field; check the spelling (see OneShotConfig)")
-    kwargs = {"output_dir": f"outputs/{name}", **PRESETS[name](), **overrides}
-    return OneShotConfig(**kwargs)
+    return OneShotConfig(**{"output_dir": f"outputs/{name}", **PRESETS[name](), **overrides})
 
 # %% ../nbs/05_trainer.ipynb #c3715845
-def _resolve_model(model, processing_class):
-    "Load `model` with `oneshot_reason.models.load_policy` when it is a name."
+def _resolve_model(model, # a loaded model, or a name for `load_policy`
+                   processing_class): # the tokenizer given, or None
+    "(model, tokenizer): `load_policy`'s when `model` is a name, the tokenizer given taking precedence."
     if not isinstance(model, str): return model, processing_class
-    try: from oneshot_reason.models import load_policy
-    except ImportError: return model, processing_class # TRL loads the name itself
     policy, tokenizer = load_policy(model)
     return policy, processing_class if processing_class is not None else tokenizer
 
-def _resolve_rewards(reward_funcs):
+# %% ../nbs/05_trainer.ipynb #05ede4c9
+def _resolve_rewards(reward_funcs): # a function, a list of them, a `RewardStack`, or a preset name
     "(functions, weights or None, names or None) from a function, list, RewardStack or preset name."
-    if isinstance(reward_funcs, str) and not Path(reward_funcs).exists():
-        try: from oneshot_reason.rewards import reward_preset
-        except ImportError:
-            raise OneShotError(f"reward_funcs={reward_funcs!r} looks like a preset name but oneshot_reason.rewards is "
-                               "not available; pass reward functions") from None
-        reward_funcs = reward_preset(reward_funcs)
+    if isinstance(reward_funcs, str) and not Path(reward_funcs).exists(): reward_funcs = reward_preset(reward_funcs)
     if all(hasattr(reward_funcs, a) for a in ("funcs", "weights", "names")):
         return list(reward_funcs.funcs), [float(w) for w in reward_funcs.weights], list(reward_funcs.names)
     return reward_funcs, None, None
 
-def _model_name(model) -> str | None:
+# %% ../nbs/05_trainer.ipynb #b616f94b
+def _model_name(model) -> str | None: # a loaded model, or a name for `load_policy`
     "The name a run's model is known by: the name given, else the config's `_name_or_path` ('tiny' for the embedded model)."
     name = model if isinstance(model, str) else getattr(getattr(model, "config", None), "_name_or_path", None)
-    try: from oneshot_reason.models import tiny_path
-    except ImportError: return name or None
-    return "tiny" if name and Path(name).resolve() == tiny_path().resolve() else (name or None)
+    if not name: return None
+    return "tiny" if Path(name).resolve() == tiny_path().resolve() else name
 
-def _finite_or_none(values, counter: list) -> list:
+# %% ../nbs/05_trainer.ipynb #94f1b362
+def _finite_or_none(values, # one reward function's rewards: numbers, one-element tensors or None
+                    counter: list, # counter[0] counts the replaced values
+                   ) -> list:
     "Replace NaN and infinite rewards by None, counting them in `counter[0]`."
     out = []
     for v in values:
@@ -445,7 +482,10 @@ def _finite_or_none(values, counter: list) -> list:
         out.append(v)
     return out
 
-def _guard_reward(func, counter: list):
+# %% ../nbs/05_trainer.ipynb #37cb4eef
+def _guard_reward(func, # a reward function (sync or async)
+                  counter: list, # counter[0] counts the rewards replaced by None
+                 ):
     "Wrap a reward function so that non-finite rewards become None (sync or async, as `func` is)."
     if is_async_callable(func):
         async def guarded(*args, **kwargs): return _finite_or_none(await func(*args, **kwargs), counter)
@@ -455,332 +495,15 @@ def _guard_reward(func, counter: list):
     guarded.__wrapped__ = func
     return guarded
 
-def _text(x) -> str:
-    "The text of a prompt or completion: a string, or the content of the last chat message."
-    if isinstance(x, list) and x and isinstance(x[-1], dict):
-        content = x[-1].get("content", "")
-        return content if isinstance(content, str) else " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return x if isinstance(x, str) else str(x)
-
-def _num(x):
-    "A JSON-safe number: None for NaN or infinity."
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-def _jsonable(v):
-    if isinstance(v, torch.Tensor): return v.detach().cpu().tolist()
-    return list(v)
-
-# %% ../nbs/05_trainer.ipynb #317c9b9e
-class OneShotTrainer(GRPOTrainer):
-    "TRL's `GRPOTrainer` with composable method hooks (M3PO, LUFFY, BuPO), completion logs, resume and Ctrl-C saves."
-    def __init__(self,
-                 model, # a causal LM, or a name for `oneshot_reason.models.load_policy`
-                 reward_funcs=None, # a function, a list of them, a `RewardStack`, or a preset name of `oneshot_reason.rewards`
-                 args: GRPOConfig | None = None, # an `OneShotConfig` (a plain `GRPOConfig` means algo='grpo')
-                 train_dataset=None, # a dataset with a `prompt` column (plus the columns the rewards read)
-                 eval_dataset=None, # same shape, for evaluation
-                 processing_class=None, # the tokenizer; `load_policy`'s when `model` is a name
-                 run_info: dict | None = None, # what the run trains on, kept in each checkpoint (e.g. {'model': 'tiny', 'dataset': 'gsm8k'})
-                 **kwargs, # any other `trl.GRPOTrainer` argument (callbacks, peft_config, rollout_func, ...)
-                ):
-        if args is None: args = OneShotConfig()
-        methods = parse_algo(getattr(args, "algo", "grpo")) # fails early on unknown names
-        self.methods: list[TrainerMethod] = [get_method(n)(args) for n in methods]
-        self._hooks = {h: [m for m in self.methods if type(m).overrides(h)] for h in TrainerMethod.hooks}
-        for h in TrainerMethod.exclusive_hooks:
-            if len(self._hooks[h]) > 1:
-                raise OneShotError(f"{self._hooks[h][0].name} and {self._hooks[h][1].name} both replace {h}; "
-                                   "they cannot be combined in one algo")
-        if self._hooks["rollout"] and kwargs.get("rollout_func") is not None:
-            raise OneShotError(f"{self._hooks['rollout'][0].name} samples its own rollouts; do not pass rollout_func")
-        if reward_funcs is None and kwargs.get("environment_factory") is None:
-            raise OneShotError("no reward: pass reward_funcs (a function, a list, a RewardStack or a preset name such as 'oneshot')")
-        check_run(args, model, train_dataset)
-        reward_funcs, weights, names = _resolve_rewards(reward_funcs)
-        if weights is not None and getattr(args, "reward_weights", None) is None:
-            args = copy.copy(args); args.reward_weights = weights
-        model_name = _model_name(model)
-        model, processing_class = _resolve_model(model, processing_class)
-        self._batch_inputs, self._batch_extras, self._logp_batch = None, {}, None
-        self._non_finite = [0]
-        super().__init__(model=model, reward_funcs=reward_funcs, args=args, train_dataset=train_dataset,
-                         eval_dataset=eval_dataset, processing_class=processing_class, **kwargs)
-        self._user_rollout_func = self.rollout_func
-        if names is not None and len(names) == len(self.reward_func_names): self.reward_func_names = list(names)
-        self.reward_funcs = [f if isinstance(f, nn.Module) else _guard_reward(f, self._non_finite) for f in self.reward_funcs]
-        self._set_tensorboard_dir()
-        self.run_info = {"model": model_name or None, "rewards": list(self.reward_func_names),
-                         "train_rows": len(train_dataset) if hasattr(train_dataset, "__len__") else None, **(run_info or {})}
-        self._stop, self._stopped_early = None, False
-        self.add_callback(_StopAtStepEnd(self))
-        for m in self._hooks["setup"]: m.setup(self)
-
-    # ---- small helpers -------------------------------------------------------------------------------------------
-    def _opt(self, name: str, default=None):
-        "A OneShotConfig option, with its default when `args` is a plain GRPOConfig."
-        return getattr(self.args, name, default)
-
-    @property
-    def completions_path(self) -> Path:
-        "Where the completion records go: `<output_dir>/completions.jsonl`."
-        return Path(self.args.output_dir) / "completions.jsonl"
-
-    def record_metric(self, name: str, # the metric's name in the logs, e.g. 'm3po/mean_weight'
-                      value: float, # its value for this batch (averaged over the logging interval)
-                     ) -> None:
-        "Log a scalar metric from a method hook."
-        self._metrics["train" if self.model.training else "eval"][name].append(float(value))
-
-    def _set_tensorboard_dir(self):
-        from transformers.integrations import TensorBoardCallback
-        for cb in self.callback_handler.callbacks:
-            if isinstance(cb, TensorBoardCallback) and cb.logging_dir is None and cb.tb_writer is None:
-                cb.logging_dir = str(Path(self.args.output_dir) / "runs")
-
-# %% ../nbs/05_trainer.ipynb #05ede4c9
-@patch
-def default_rollout(self: OneShotTrainer, prompts: list) -> dict:
-    "TRL's own sampling of one completion per prompt row, as a rollout dict."
-    mode = "train" if self.model.training else "eval"
-    prompt_ids, images, multimodal_fields = self._tokenize_prompts(prompts)
-    G = self.num_generations if mode == "train" else self.num_generations_eval
-    completion_ids, logprobs = self._generate_single_turn(prompt_ids, images, multimodal_fields, G)
-    return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": logprobs}
-
-@patch
-def _method_rollout(self: OneShotTrainer, prompts: list, trainer=None) -> dict:
-    inputs = self._batch_inputs
-    rollout = None
-    for m in self._hooks["rollout"]: rollout = m.rollout(self, prompts, inputs)
-    if rollout is None:
-        rollout = (self._user_rollout_func(prompts, self) if self._user_rollout_func is not None
-                   else self.default_rollout(prompts))
-    for m in self._hooks["edit_rollout"]: rollout = m.edit_rollout(self, rollout, inputs)
-    rollout = dict(rollout)
-    self._batch_extras.update(rollout.pop("batch_extras", None) or {})
-    return rollout
-
-@patch
-def _generate(self: OneShotTrainer, prompts: list):
-    if not (self._hooks["rollout"] or self._hooks["edit_rollout"]): return GRPOTrainer._generate(self, prompts)
-    self.rollout_func = self._method_rollout
-    try: return GRPOTrainer._generate(self, prompts)
-    finally: self.rollout_func = self._user_rollout_func
-
-@patch
-def _calculate_rewards(self: OneShotTrainer, inputs, prompts, completions, completion_ids_list):
-    self._non_finite[0] = 0
-    rewards = GRPOTrainer._calculate_rewards(self, inputs, prompts, completions, completion_ids_list)
-    count = int(self.accelerator.gather(torch.tensor([self._non_finite[0]], device=self.accelerator.device)).sum())
-    self.record_metric("rewards/non_finite", count)
-    if count and self.accelerator.is_main_process:
-        warnings.warn(f"{count} reward(s) in this batch were NaN or infinite; they count as None (no reward). "
-                      "Check your reward functions.", RuntimeWarning)
-    return rewards
-
-@patch
-def _get_grad_norm(self: OneShotTrainer, model, grad_norm=None):
-    "The step's gradient norm; when it is not finite, drop the gradients so the optimizer skips the step."
-    grad_norm = GRPOTrainer._get_grad_norm(self, model, grad_norm=grad_norm)
-    skip = grad_norm is not None and not math.isfinite(float(grad_norm)) and not self.is_deepspeed_enabled
-    if skip:
-        for p in model.parameters(): p.grad = None # optimizers leave parameters without a gradient untouched
-        if self.accelerator.is_main_process:
-            warnings.warn(f"step {self.state.global_step + 1}: the gradient norm is {float(grad_norm)}; the optimizer "
-                          "skipped this step (check the rewards' scale and the learning rate)", RuntimeWarning)
-    self.record_metric("skipped_nonfinite_steps", float(skip))
-    return grad_norm
-
-@patch
-def _generate_and_score_completions(self: OneShotTrainer, inputs: list[dict]) -> dict:
-    self._batch_inputs, self._batch_extras = inputs, {}
-    self._logp_batch = self._batch_extras
-    try:
-        batch = GRPOTrainer._generate_and_score_completions(self, inputs)
-        batch.update(self._batch_extras)
-        for m in self._hooks["postprocess_batch"]: batch = m.postprocess_batch(self, batch, inputs)
-        self._log_completions_jsonl(batch)
-    finally:
-        self._batch_inputs, self._logp_batch = None, None
-    return batch
-
-# %% ../nbs/05_trainer.ipynb #b616f94b
-def _slice_rows(batch: dict | None, start: int, end: int, n: int) -> dict:
-    "The rows start:end of the per-row entries of `batch` (those with n rows)."
-    out = {}
-    for k, v in (batch or {}).items():
-        if isinstance(v, torch.Tensor) and v.dim() > 0 and v.shape[0] == n: out[k] = v[start:end]
-        elif isinstance(v, list) and len(v) == n: out[k] = v[start:end]
-        else: out[k] = v
-    return out
-
-def logps_from_hidden(hidden: torch.Tensor, # (B, S, H) hidden states fed to the LM head (after any norm)
-                      lm_head: nn.Module, # the output projection (`model.get_output_embeddings()`)
-                      input_ids: torch.Tensor, # (B, S) the scored sequences
-                      attention_mask: torch.Tensor, # (B, S) 1 for real tokens
-                      logits_to_keep: int, # how many final positions to score
-                      temperature: float = 1.0, # the sampling temperature the logits are divided by
-                      compute_entropy: bool = False, # also return the entropy of each position's distribution
-                     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    "Per-token log-probabilities (and entropies) of the last `logits_to_keep` tokens, each (B, K), as TRL's fused head computes them."
-    import trl.trainer.utils as trl_utils
-    labels = input_ids.masked_fill(attention_mask == 0, -100)
-    labels[:, :-logits_to_keep] = -100
-    h, labels = hidden[:, :-1], labels[:, 1:]
-    mask = labels != -100
-    outputs = ("log_probs", "entropy") if compute_entropy else ("log_probs",)
-    per_token = trl_utils._ChunkedLogProbFunction.apply(h[mask], lm_head.weight, lm_head.bias, labels[mask], temperature,
-                                                        trl_utils._CHUNKED_LOGPROB_CHUNK_SIZE, None, 1.0, outputs)
-    logps = per_token[0].new_zeros(mask.shape).masked_scatter(mask, per_token[0])
-    entropy = per_token[1].new_zeros(mask.shape).masked_scatter(mask, per_token[1]) if compute_entropy else None
-    # TRL scores positions 1..S-1 and keeps the last `logits_to_keep`
-    return logps[:, -logits_to_keep:], (entropy[:, -logits_to_keep:] if compute_entropy else None)
-
-# %% ../nbs/05_trainer.ipynb #425bd9e5
-@patch
-def _fused_logps(self: OneShotTrainer, model, model_inputs: dict, input_ids, attention_mask, logits_to_keep: int,
-                 compute_entropy: bool):
-    "TRL's scoring of one chunk, with `model_inputs` in place of `input_ids`."
-    labels = input_ids.masked_fill(attention_mask == 0, -100)
-    labels[:, :-logits_to_keep] = -100
-    with self.accelerator.autocast():
-        out = model(**model_inputs, labels=labels, fused_lm_head=True)
-    return out.log_probs[:, -logits_to_keep:], (out.entropy[:, -logits_to_keep:] if compute_entropy else None)
-
-@patch
-def _get_per_token_logps_and_entropies(self: OneShotTrainer, model, input_ids, attention_mask, logits_to_keep,
-                                       batch_size=None, compute_entropy=False, compute_aux_loss=False, **multimodal):
-    if not (self._hooks["model_inputs"] or self._hooks["per_token_logps"]):
-        return GRPOTrainer._get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
-                                                              batch_size, compute_entropy, compute_aux_loss, **multimodal)
-    if compute_aux_loss or any(v is not None for v in multimodal.values()):
-        raise OneShotError(f"{self.args.algo} changes how tokens are scored and supports text-only, non-MoE models; "
-                           "use algo='grpo' for this model")
-    n = input_ids.size(0)
-    batch_size = batch_size or n
-    logps, entropies = [], []
-    for start in range(0, n, batch_size):
-        end = min(start + batch_size, n)
-        ids, am, rows = input_ids[start:end], attention_mask[start:end], _slice_rows(self._logp_batch, start, end, n)
-        model_inputs = None
-        for m in self._hooks["model_inputs"]: model_inputs = m.model_inputs(self, model, ids, am, rows)
-        if model_inputs is None: model_inputs = {"input_ids": ids, "attention_mask": am}
-        out = None
-        for m in self._hooks["per_token_logps"]:
-            out = m.per_token_logps(self, model, model_inputs, ids, logits_to_keep, compute_entropy, rows)
-        if out is None: out = self._fused_logps(model, model_inputs, ids, am, logits_to_keep, compute_entropy)
-        logps.append(out[0]); entropies.append(out[1])
-    return torch.cat(logps), (torch.cat(entropies) if compute_entropy else None), None
-
-@patch
-def _compute_loss(self: OneShotTrainer, model, inputs):
-    self._logp_batch = inputs
-    try:
-        for m in self._hooks["compute_loss"]:
-            loss = m.compute_loss(self, model, inputs)
-            if loss is not None: return loss
-        return GRPOTrainer._compute_loss(self, model, inputs)
-    finally: self._logp_batch = None
-
-@patch
-def aggregate_token_loss(self: OneShotTrainer,
-                         per_token_loss: torch.Tensor, # (B, T) or (B, 1) loss of each token
-                         mask: torch.Tensor, # (B, T) 1 for the tokens that count
-                         inputs: dict, # the micro-batch (for `num_items_in_batch`)
-                        ) -> torch.Tensor:
-    "TRL's reduction of a per-token loss for `args.loss_type`, scaled for gradient accumulation."
-    mode = "train" if self.model.training else "eval"
-    accumulation = self.current_gradient_accumulation_steps if mode == "train" else 1.0
-    lt, masked = self.loss_type, per_token_loss * mask
-    if lt in ("grpo", "sapo"): return (masked.sum(-1) / mask.sum(-1).clamp(min=1.0)).mean() / accumulation
-    if lt == "bnpo": return masked.sum() / mask.sum().clamp(min=1.0) / accumulation
-    if lt == "dr_grpo": return masked.sum() / (per_token_loss.size(0) * self.max_completion_length) / accumulation
-    if lt == "luffy": return masked.sum() / self.max_completion_length / accumulation # no division by the rows
-    if lt == "luspo": return masked.sum(-1).mean() / accumulation
-    normalizer = inputs["num_items_in_batch"].clamp(min=1.0) / self.accelerator.num_processes # dapo, cispo, vespo
-    if mode == "train": normalizer = normalizer * self.current_gradient_accumulation_steps / self.args.steps_per_generation
-    return masked.sum() / normalizer
-
-# %% ../nbs/05_trainer.ipynb #94f1b362
-@patch
-def _is_logging_step(self: OneShotTrainer, step: int) -> bool:
-    every = self.state.logging_steps or self.args.logging_steps
-    if every < 1: every = math.ceil(every * max(1, self.state.max_steps or 1))
-    return step == 1 or step % max(1, int(every)) == 0
-
-@patch
-def _log_completions_jsonl(self: OneShotTrainer, batch: dict):
-    if not self._opt("log_completions_jsonl", False) or not self.model.training: return
-    step = self.state.global_step + 1
-    if not self._is_logging_step(step): return
-    advantages = batch["advantages"].detach()
-    if advantages.dim() == 2:
-        mask = batch["completion_mask"].to(advantages.dtype)
-        advantages = (advantages * mask).sum(-1) / mask.sum(-1).clamp(min=1)
-    advantages = gather(advantages.float()).tolist()
-    fields = {}
-    for m in self._hooks["log_fields"]:
-        for key, values in (m.log_fields(self, batch) or {}).items(): fields[key] = gather_object(_jsonable(values))
-    if not self.accelerator.is_main_process: return
-    n = len(advantages)
-    prompts, completions = list(self._logs["prompt"])[-n:], list(self._logs["completion"])[-n:]
-    per_func = {name: list(self._logs["rewards"][name])[-n:] for name in self.reward_func_names}
-    weights = self.reward_weights.tolist()
-    records = []
-    for i in range(n):
-        rewards = {name: _num(per_func[name][i]) for name in self.reward_func_names}
-        given = [(w, r) for w, r in zip(weights, rewards.values()) if r is not None]
-        records.append({"step": step, "prompt": _text(prompts[i]), "completion": _text(completions[i]),
-                        "reward": _num(sum(w * r for w, r in given)) if given else None, "rewards": rewards,
-                        "advantage": _num(advantages[i]), **{k: v[i] for k, v in fields.items()}})
-    append_jsonl(self.completions_path, records)
-
-# %% ../nbs/05_trainer.ipynb #8fd0913b
-def truncate_jsonl_steps(path: str | Path, # a completions.jsonl file
-                         last_step: int, # keep the records of steps <= last_step
-                        ) -> int:
-    "Drop the records after `last_step` (and any torn line) from a JSON Lines file; returns how many were dropped."
-    path = Path(path)
-    if not path.exists(): return 0
-    keep, dropped = [], 0
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip(): continue
-        try: record = json.loads(line)
-        except json.JSONDecodeError: dropped += 1; continue
-        if isinstance(record, dict) and record.get("step", 0) <= last_step: keep.append(line)
-        else: dropped += 1
-    if dropped:
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text("".join(l + "\n" for l in keep), encoding="utf-8")
-        os.replace(tmp, path)
-    return dropped
-
-# %% ../nbs/05_trainer.ipynb #acab9f51
-RESUME_SETTINGS = ("algo", "learning_rate", "lr_scheduler_type", "num_generations", "per_device_train_batch_size",
-                   "gradient_accumulation_steps", "max_completion_length", "temperature", "beta", "loss_type",
-                   "scale_rewards", "prompt_format", "seed") # a resumed run must share these with the run it continues
-
-def run_settings(args, # an `OneShotConfig` (or a `GRPOConfig`)
-                 **info, # what the run trains on: model=, dataset=, reward_preset=, ... (None values are left out)
-                ) -> dict:
-    "The settings a resumed run must share with the run it continues: `RESUME_SETTINGS`, the methods' own, and `info`."
-    names = RESUME_SETTINGS + tuple(n for m in parse_algo(getattr(args, "algo", "grpo")) for n in get_method(m).settings)
-    return {**{n: setting_value(getattr(args, n)) for n in names if hasattr(args, n)},
-            **{k: setting_value(v) for k, v in info.items() if v is not None}}
-
-def checkpoint_settings(checkpoint: str | Path, # a checkpoint-N folder
-                       ) -> dict:
-    "The settings saved with `checkpoint` (its `oneshot_run.json`); {} for a checkpoint saved without them."
-    path = Path(checkpoint) / "oneshot_run.json"
-    return json.loads(path.read_text()) if path.exists() else {}
-
-def settings_differences(saved: dict, # `checkpoint_settings(...)`
-                         current: dict, # `run_settings(...)` of the run about to continue it
-                        ) -> list[str]:
-    "One line per setting present in both that differs: 'name: <saved> in the checkpoint, <current> now'."
-    return [f"{k}: {saved[k]!r} in the checkpoint, {current[k]!r} now" for k in saved
-            if k in current and current[k] is not None and saved[k] != current[k]]
+# %% ../nbs/05_trainer.ipynb #aaa92358
+def method_hooks(methods: list[TrainerMethod], # the run's methods, in `algo` order
+                ) -> dict[str, list[TrainerMethod]]:
+    "hook -> the methods that override it; raises when two methods replace the same exclusive hook."
+    hooks = {h: [m for m in methods if type(m).overrides(h)] for h in TrainerMethod.hooks}
+    for h in TrainerMethod.exclusive_hooks:
+        if len(hooks[h]) > 1:
+            raise OneShotError(f"{hooks[h][0].name} and {hooks[h][1].name} both replace {h}; they cannot be combined in one algo")
+    return hooks
 
 # %% ../nbs/05_trainer.ipynb #af555f1b
 class TrainingInterrupted(KeyboardInterrupt):
@@ -789,6 +512,7 @@ class TrainingInterrupted(KeyboardInterrupt):
         super().__init__(message)
         self.signum, self.checkpoint, self.step = signum, checkpoint, step # the signal, the saved checkpoint, its step
 
+# %% ../nbs/05_trainer.ipynb #30a9c9a9
 class GracefulStop:
     "While active (`with`): SIGINT and SIGTERM set `signum` instead of stopping; a second one raises KeyboardInterrupt."
     signals = (signal.SIGINT, signal.SIGTERM)
@@ -817,7 +541,7 @@ class GracefulStop:
 # %% ../nbs/05_trainer.ipynb #02b2308c
 class _StopAtStepEnd(TrainerCallback):
     "Save and stop at the end of the step in which a SIGINT/SIGTERM arrived (see `GracefulStop`)."
-    def __init__(self, trainer): self.trainer = trainer
+    def __init__(self, trainer): self.trainer = trainer # an `OneShotTrainer`
     def on_step_end(self, args, state, control, **kwargs):
         t = self.trainer
         asked = float(t._stop is not None and t._stop.signum is not None)
@@ -828,14 +552,346 @@ class _StopAtStepEnd(TrainerCallback):
             t._stopped_early = True
         return control
 
-@patch
-def log(self: OneShotTrainer, logs: dict, start_time: float | None = None):
-    if self._stopped_early and "train_runtime" in logs: return # the summary of a run that will go on
-    return GRPOTrainer.log(self, logs, start_time)
+# %% ../nbs/05_trainer.ipynb #a897d0b2
+class OneShotTrainer(GRPOTrainer):
+    "TRL's `GRPOTrainer` with composable method hooks (M3PO, LUFFY, BuPO), completion logs, resume and Ctrl-C saves."
+    def __init__(self,
+                 model, # a causal LM, or a name for `oneshot_reason.models.load_policy`
+                 reward_funcs=None, # a function, a list of them, a `RewardStack`, or a preset name of `oneshot_reason.rewards`
+                 args: GRPOConfig | None = None, # an `OneShotConfig` (a plain `GRPOConfig` is converted: `as_oneshot_config`)
+                 train_dataset=None, # a dataset with a `prompt` column (plus the columns the rewards read)
+                 eval_dataset=None, # same shape, for evaluation
+                 processing_class=None, # the tokenizer; `load_policy`'s when `model` is a name
+                 run_info: dict | None = None, # what the run trains on, kept in each checkpoint (e.g. {'model': 'tiny', 'dataset': 'gsm8k'})
+                 **kwargs, # any other `trl.GRPOTrainer` argument (callbacks, peft_config, rollout_func, ...)
+                ):
+        args = as_oneshot_config(args)
+        self.methods: list[TrainerMethod] = [get_method(n)(args) for n in parse_algo(args.algo)]
+        self._hooks = method_hooks(self.methods)
+        if self._hooks["rollout"] and kwargs.get("rollout_func") is not None:
+            raise OneShotError(f"{self._hooks['rollout'][0].name} samples its own rollouts; do not pass rollout_func")
+        if reward_funcs is None and kwargs.get("environment_factory") is None:
+            raise OneShotError("no reward: pass reward_funcs (a function, a list, a RewardStack or a preset name such as 'oneshot')")
+        check_run(args, model, train_dataset)
+        reward_funcs, weights, names = _resolve_rewards(reward_funcs)
+        if weights is not None and args.reward_weights is None: args = copy.copy(args); args.reward_weights = weights
+        model_name = _model_name(model)
+        model, processing_class = _resolve_model(model, processing_class)
+        self._batch_inputs, self._batch_extras, self._logp_batch, self._non_finite = None, {}, None, [0]
+        super().__init__(model=model, reward_funcs=reward_funcs, args=args, train_dataset=train_dataset,
+                         eval_dataset=eval_dataset, processing_class=processing_class, **kwargs)
+        self._user_rollout_func = self.rollout_func
+        if names is not None and len(names) == len(self.reward_func_names): self.reward_func_names = list(names)
+        self.reward_funcs = [f if isinstance(f, nn.Module) else _guard_reward(f, self._non_finite) for f in self.reward_funcs]
+        self._set_tensorboard_dir()
+        self.run_info = {"model": model_name, "rewards": list(self.reward_func_names),
+                         "train_rows": len(train_dataset) if hasattr(train_dataset, "__len__") else None, **(run_info or {})}
+        self._stop, self._stopped_early = None, False
+        self.add_callback(_StopAtStepEnd(self))
+        for m in self._hooks["setup"]: m.setup(self)
 
-# %% ../nbs/05_trainer.ipynb #111256fa
+# %% ../nbs/05_trainer.ipynb #45720698
+@patch
+def _set_tensorboard_dir(self: OneShotTrainer):
+    "Point TensorBoard's callback at `<output_dir>/runs` unless the user chose a logging_dir."
+    for cb in self.callback_handler.callbacks:
+        if isinstance(cb, TensorBoardCallback) and cb.logging_dir is None and cb.tb_writer is None:
+            cb.logging_dir = str(Path(self.args.output_dir) / "runs")
+
+# %% ../nbs/05_trainer.ipynb #9085b193
+@patch
+def record_metric(self: OneShotTrainer,
+                  name: str, # the metric's name in the logs, e.g. 'm3po/mean_weight'
+                  value: float, # its value for this batch (averaged over the logging interval)
+                 ) -> None:
+    "Log a scalar metric from a method hook."
+    self._metrics["train" if self.model.training else "eval"][name].append(float(value))
+
+# %% ../nbs/05_trainer.ipynb #faabd733
+@patch(as_prop=True)
+def completions_path(self: OneShotTrainer) -> Path:
+    "Where the completion records go: `<output_dir>/completions.jsonl`."
+    return Path(self.args.output_dir) / "completions.jsonl"
+
+# %% ../nbs/05_trainer.ipynb #1486fabf
+@patch
+def default_rollout(self: OneShotTrainer, prompts: list) -> dict:
+    "TRL's own sampling of one completion per prompt row, as a rollout dict."
+    mode = "train" if self.model.training else "eval"
+    prompt_ids, images, multimodal_fields = self._tokenize_prompts(prompts)
+    G = self.num_generations if mode == "train" else self.num_generations_eval
+    completion_ids, logprobs = self._generate_single_turn(prompt_ids, images, multimodal_fields, G)
+    return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": logprobs}
+
+# %% ../nbs/05_trainer.ipynb #b949c9da
+@patch
+def _method_rollout(self: OneShotTrainer, prompts: list, trainer=None) -> dict:
+    "The rollout of `prompts` by the methods' hooks (TRL's `rollout_func` signature)."
+    inputs, rollout = self._batch_inputs, None
+    for m in self._hooks["rollout"]: rollout = m.rollout(self, prompts, inputs)
+    if rollout is None:
+        rollout = self._user_rollout_func(prompts, self) if self._user_rollout_func is not None else self.default_rollout(prompts)
+    for m in self._hooks["edit_rollout"]: rollout = m.edit_rollout(self, rollout, inputs)
+    rollout = dict(rollout)
+    self._batch_extras.update(rollout.pop("batch_extras", None) or {})
+    return rollout
+
+# %% ../nbs/05_trainer.ipynb #99f66a49
+@patch
+def _generate(self: OneShotTrainer, prompts: list):
+    "TRL's generation, through `_method_rollout` when a method samples or edits rollouts."
+    if not (self._hooks["rollout"] or self._hooks["edit_rollout"]): return GRPOTrainer._generate(self, prompts)
+    self.rollout_func = self._method_rollout
+    try: return GRPOTrainer._generate(self, prompts)
+    finally: self.rollout_func = self._user_rollout_func
+
+# %% ../nbs/05_trainer.ipynb #3218746b
+@patch
+def _calculate_rewards(self: OneShotTrainer, inputs, prompts, completions, completion_ids_list):
+    "TRL's rewards, counting (and warning about) the non-finite ones the guard replaced by None."
+    self._non_finite[0] = 0
+    rewards = GRPOTrainer._calculate_rewards(self, inputs, prompts, completions, completion_ids_list)
+    count = int(self.accelerator.gather(torch.tensor([self._non_finite[0]], device=self.accelerator.device)).sum())
+    self.record_metric("rewards/non_finite", count)
+    if count and self.accelerator.is_main_process:
+        warnings.warn(f"{count} reward(s) in this batch were NaN or infinite; they count as None (no reward). "
+                      "Check your reward functions.", RuntimeWarning)
+    return rewards
+
+# %% ../nbs/05_trainer.ipynb #042febf3
+@patch
+def _get_grad_norm(self: OneShotTrainer, model, grad_norm=None):
+    "The step's gradient norm; when it is not finite, drop the gradients so the optimizer skips the step."
+    grad_norm = GRPOTrainer._get_grad_norm(self, model, grad_norm=grad_norm)
+    skip = grad_norm is not None and not math.isfinite(float(grad_norm)) and not self.is_deepspeed_enabled
+    if skip:
+        for p in model.parameters(): p.grad = None
+        if self.accelerator.is_main_process:
+            warnings.warn(f"step {self.state.global_step + 1}: the gradient norm is {float(grad_norm)}; the optimizer "
+                          "skipped this step (check the rewards' scale and the learning rate)", RuntimeWarning)
+    self.record_metric("skipped_nonfinite_steps", float(skip))
+    return grad_norm
+
+# %% ../nbs/05_trainer.ipynb #42432ac2
+@patch
+def _generate_and_score_completions(self: OneShotTrainer, inputs: list[dict]) -> dict:
+    "TRL's generation and scoring, with the rollout's `batch_extras` joined, `postprocess_batch` applied, and the batch logged."
+    self._batch_inputs, self._batch_extras = inputs, {}
+    self._logp_batch = self._batch_extras
+    try:
+        batch = GRPOTrainer._generate_and_score_completions(self, inputs)
+        batch.update(self._batch_extras)
+        for m in self._hooks["postprocess_batch"]: batch = m.postprocess_batch(self, batch, inputs)
+        self._log_completions_jsonl(batch)
+    finally:
+        self._batch_inputs, self._logp_batch = None, None
+    return batch
+
+# %% ../nbs/05_trainer.ipynb #b035bd99
+def _slice_rows(batch: dict | None, # per-row extras (tensors or lists with `n` rows) and anything else
+                start: int, end: int, # the rows being scored
+                n: int, # how many rows the whole batch has
+               ) -> dict:
+    "The rows start:end of the per-row entries of `batch` (those with n rows); other entries as they are."
+    out = {}
+    for k, v in (batch or {}).items():
+        if isinstance(v, torch.Tensor) and v.dim() > 0 and v.shape[0] == n: out[k] = v[start:end]
+        elif isinstance(v, list) and len(v) == n: out[k] = v[start:end]
+        else: out[k] = v
+    return out
+
+# %% ../nbs/05_trainer.ipynb #3a4bcff5
+def logps_from_hidden(hidden: torch.Tensor, # (B, S, H) hidden states fed to the LM head (after any norm)
+                      lm_head: nn.Module, # the output projection (`model.get_output_embeddings()`)
+                      input_ids: torch.Tensor, # (B, S) the scored sequences
+                      attention_mask: torch.Tensor, # (B, S) 1 for real tokens
+                      logits_to_keep: int, # how many final positions to score
+                      temperature: float = 1.0, # the sampling temperature the logits are divided by
+                      compute_entropy: bool = False, # also return the entropy of each position's distribution
+                     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    "Per-token log-probabilities (and entropies) of the last `logits_to_keep` tokens, each (B, K), as TRL's fused head computes them."
+    labels = input_ids.masked_fill(attention_mask == 0, -100)
+    labels[:, :-logits_to_keep] = -100
+    h, labels = hidden[:, :-1], labels[:, 1:]
+    mask = labels != -100
+    outputs = ("log_probs", "entropy") if compute_entropy else ("log_probs",)
+    per_token = trl_utils._ChunkedLogProbFunction.apply(h[mask], lm_head.weight, lm_head.bias, labels[mask], temperature,
+                                                        trl_utils._CHUNKED_LOGPROB_CHUNK_SIZE, None, 1.0, outputs)
+    logps = per_token[0].new_zeros(mask.shape).masked_scatter(mask, per_token[0])
+    entropy = per_token[1].new_zeros(mask.shape).masked_scatter(mask, per_token[1]) if compute_entropy else None
+    # TRL scores positions 1..S-1 and keeps the last `logits_to_keep`
+    return logps[:, -logits_to_keep:], (entropy[:, -logits_to_keep:] if compute_entropy else None)
+
+# %% ../nbs/05_trainer.ipynb #88222558
+@patch
+def _fused_logps(self: OneShotTrainer, model, model_inputs: dict, input_ids, attention_mask, logits_to_keep: int,
+                 compute_entropy: bool):
+    "TRL's scoring of one chunk, with `model_inputs` in place of `input_ids`."
+    labels = input_ids.masked_fill(attention_mask == 0, -100)
+    labels[:, :-logits_to_keep] = -100
+    with self.accelerator.autocast():
+        out = model(**model_inputs, labels=labels, fused_lm_head=True)
+    return out.log_probs[:, -logits_to_keep:], (out.entropy[:, -logits_to_keep:] if compute_entropy else None)
+
+# %% ../nbs/05_trainer.ipynb #e6e988b9
+@patch
+def _get_per_token_logps_and_entropies(self: OneShotTrainer, model, input_ids, attention_mask, logits_to_keep,
+                                       batch_size=None, compute_entropy=False, compute_aux_loss=False, **multimodal):
+    "TRL's per-token scoring; with `model_inputs` or `per_token_logps` hooks, chunk by chunk through them."
+    if not (self._hooks["model_inputs"] or self._hooks["per_token_logps"]):
+        return GRPOTrainer._get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
+                                                              batch_size, compute_entropy, compute_aux_loss, **multimodal)
+    if compute_aux_loss or any(v is not None for v in multimodal.values()):
+        raise OneShotError(f"{self.args.algo} changes how tokens are scored and supports text-only, non-MoE models; "
+                           "use algo='grpo' for this model")
+    n = input_ids.size(0)
+    batch_size = batch_size or n
+    logps, entropies = [], []
+    for start in range(0, n, batch_size):
+        end = min(start + batch_size, n)
+        ids, am, rows = input_ids[start:end], attention_mask[start:end], _slice_rows(self._logp_batch, start, end, n)
+        model_inputs = None
+        for m in self._hooks["model_inputs"]: model_inputs = m.model_inputs(self, model, ids, am, rows)
+        if model_inputs is None: model_inputs = {"input_ids": ids, "attention_mask": am}
+        out = None
+        for m in self._hooks["per_token_logps"]:
+            out = m.per_token_logps(self, model, model_inputs, ids, logits_to_keep, compute_entropy, rows)
+        if out is None: out = self._fused_logps(model, model_inputs, ids, am, logits_to_keep, compute_entropy)
+        logps.append(out[0]); entropies.append(out[1])
+    return torch.cat(logps), (torch.cat(entropies) if compute_entropy else None), None
+
+# %% ../nbs/05_trainer.ipynb #3e0bac43
+@patch
+def _compute_loss(self: OneShotTrainer, model, inputs):
+    "The first non-None `compute_loss` of the methods, else TRL's clipped GRPO loss."
+    self._logp_batch = inputs
+    try:
+        for m in self._hooks["compute_loss"]:
+            loss = m.compute_loss(self, model, inputs)
+            if loss is not None: return loss
+        return GRPOTrainer._compute_loss(self, model, inputs)
+    finally: self._logp_batch = None
+
+# %% ../nbs/05_trainer.ipynb #786519d9
+@patch
+def aggregate_token_loss(self: OneShotTrainer,
+                         per_token_loss: torch.Tensor, # (B, T) or (B, 1) loss of each token
+                         mask: torch.Tensor, # (B, T) 1 for the tokens that count
+                         inputs: dict, # the micro-batch (for `num_items_in_batch`)
+                        ) -> torch.Tensor:
+    "TRL's reduction of a per-token loss for `args.loss_type`, scaled for gradient accumulation."
+    mode = "train" if self.model.training else "eval"
+    accumulation = self.current_gradient_accumulation_steps if mode == "train" else 1.0
+    lt, masked = self.loss_type, per_token_loss * mask
+    if lt in ("grpo", "sapo"): return (masked.sum(-1) / mask.sum(-1).clamp(min=1.0)).mean() / accumulation
+    if lt == "bnpo": return masked.sum() / mask.sum().clamp(min=1.0) / accumulation
+    if lt == "dr_grpo": return masked.sum() / (per_token_loss.size(0) * self.max_completion_length) / accumulation
+    if lt == "luffy": return masked.sum() / self.max_completion_length / accumulation # no division by the rows
+    if lt == "luspo": return masked.sum(-1).mean() / accumulation
+    normalizer = inputs["num_items_in_batch"].clamp(min=1.0) / self.accelerator.num_processes # dapo, cispo, vespo
+    if mode == "train": normalizer = normalizer * self.current_gradient_accumulation_steps / self.args.steps_per_generation
+    return masked.sum() / normalizer
+
+# %% ../nbs/05_trainer.ipynb #fe94ad38
+def _num(x) -> float | None:
+    "A JSON-safe number: None for NaN or infinity."
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+# %% ../nbs/05_trainer.ipynb #7821af22
+def _jsonable(values) -> list: # a tensor or a sequence, one value per completion
+    "The values as a plain list (tensors detached and moved to the CPU)."
+    if isinstance(values, torch.Tensor): return values.detach().cpu().tolist()
+    return list(values)
+
+# %% ../nbs/05_trainer.ipynb #93d0f29e
+@patch
+def _is_logging_step(self: OneShotTrainer, step: int) -> bool:
+    "Whether optimizer step `step` (from 1) logs: the first one and every `logging_steps` after."
+    every = self.state.logging_steps or self.args.logging_steps
+    if every < 1: every = math.ceil(every * max(1, self.state.max_steps or 1))
+    return step == 1 or step % max(1, int(every)) == 0
+
+# %% ../nbs/05_trainer.ipynb #c2c1837f
+@patch
+def _log_completions_jsonl(self: OneShotTrainer, batch: dict):
+    "Append one record per completion of a logged training batch to `completions_path` (main process)."
+    if not self.args.log_completions_jsonl or not self.model.training: return
+    step = self.state.global_step + 1
+    if not self._is_logging_step(step): return
+    advantages = batch["advantages"].detach()
+    if advantages.dim() == 2: # per-token advantages: their mean over the completion
+        mask = batch["completion_mask"].to(advantages.dtype)
+        advantages = (advantages * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+    advantages = gather(advantages.float()).tolist()
+    fields = {}
+    for m in self._hooks["log_fields"]:
+        for key, values in (m.log_fields(self, batch) or {}).items(): fields[key] = gather_object(_jsonable(values))
+    if not self.accelerator.is_main_process: return
+    n = len(advantages)
+    prompts, completions = list(self._logs["prompt"])[-n:], list(self._logs["completion"])[-n:]
+    per_func = {name: list(self._logs["rewards"][name])[-n:] for name in self.reward_func_names}
+    weights = self.reward_weights.tolist()
+    records = []
+    for i in range(n):
+        rewards = {name: _num(per_func[name][i]) for name in self.reward_func_names}
+        given = [(w, r) for w, r in zip(weights, rewards.values()) if r is not None]
+        records.append({"step": step, "prompt": chat_text(prompts[i], last=True), "completion": chat_text(completions[i], last=True),
+                        "reward": _num(sum(w * r for w, r in given)) if given else None, "rewards": rewards,
+                        "advantage": _num(advantages[i]), **{k: v[i] for k, v in fields.items()}})
+    append_jsonl(self.completions_path, records)
+
+# %% ../nbs/05_trainer.ipynb #8fd0913b
+def truncate_jsonl_steps(path: str | Path, # a completions.jsonl file
+                         last_step: int, # keep the records of steps <= last_step
+                        ) -> int:
+    "Drop the records after `last_step` (and any torn line) from a JSON Lines file; returns how many were dropped."
+    path = Path(path)
+    if not path.exists(): return 0
+    keep, dropped = [], 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip(): continue
+        try: record = json.loads(line)
+        except json.JSONDecodeError: dropped += 1; continue
+        if isinstance(record, dict) and record.get("step", 0) <= last_step: keep.append(line)
+        else: dropped += 1
+    if dropped:
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text("".join(l + "\n" for l in keep), encoding="utf-8")
+        os.replace(tmp, path)
+    return dropped
+
+# %% ../nbs/05_trainer.ipynb #737da0c0
+RESUME_SETTINGS = ("algo", "learning_rate", "lr_scheduler_type", "num_generations", "per_device_train_batch_size",
+                   "gradient_accumulation_steps", "max_completion_length", "temperature", "beta", "loss_type",
+                   "scale_rewards", "prompt_format", "seed") # a resumed run must share these with the run it continues
+
+def run_settings(args: OneShotConfig, # the run's configuration
+                 **info, # what the run trains on: model=, dataset=, reward_preset=, ... (None values are left out)
+                ) -> dict:
+    "The settings a resumed run must share with the run it continues: `RESUME_SETTINGS`, the methods' own, and `info`."
+    names = RESUME_SETTINGS + tuple(n for m in parse_algo(args.algo) for n in get_method(m).settings)
+    return {**{n: setting_value(getattr(args, n)) for n in names}, **{k: setting_value(v) for k, v in info.items() if v is not None}}
+
+# %% ../nbs/05_trainer.ipynb #5f6bfee1
+def checkpoint_settings(checkpoint: str | Path, # a checkpoint-N folder
+                       ) -> dict:
+    "The settings saved with `checkpoint` (its `oneshot_run.json`); {} for a checkpoint saved without them."
+    path = Path(checkpoint) / "oneshot_run.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+# %% ../nbs/05_trainer.ipynb #acab9f51
+def settings_differences(saved: dict, # `checkpoint_settings(...)`
+                         current: dict, # `run_settings(...)` of the run about to continue it
+                        ) -> list[str]:
+    "One line per setting present in both that differs: 'name: <saved> in the checkpoint, <current> now'."
+    return [f"{k}: {saved[k]!r} in the checkpoint, {current[k]!r} now" for k in saved
+            if k in current and current[k] is not None and saved[k] != current[k]]
+
+# %% ../nbs/05_trainer.ipynb #684e20ff
 @patch
 def _save_checkpoint(self: OneShotTrainer, model, trial):
+    "TRL's checkpoint, plus what lives between steps (`oneshot_resume_<process>.pt`) and the run's settings."
     folder = Path(self._get_output_dir(trial=trial)) / f"checkpoint-{self.state.global_step}"
     folder.mkdir(parents=True, exist_ok=True)
     generate_every = self.args.steps_per_generation * self.num_iterations
@@ -849,21 +905,10 @@ def _save_checkpoint(self: OneShotTrainer, model, trial):
         (folder / "oneshot_run.json").write_text(json.dumps(run_settings(self.args, **self.run_info), indent=1))
     GRPOTrainer._save_checkpoint(self, model, trial)
 
-@patch
-def _load_optimizer_and_scheduler(self: OneShotTrainer, checkpoint):
-    "TRL's, except that CPU processes load the optimizer state to 'cpu' (`transformers` asks for 'cpu:0', which torch.load rejects)."
-    if checkpoint is None or self.args.world_size == 1 or self.args.device.type != "cpu":
-        return GRPOTrainer._load_optimizer_and_scheduler(self, checkpoint)
-    load = torch.load
-    def load_to_cpu(*args, **kwargs):
-        if isinstance(kwargs.get("map_location"), torch.device) and kwargs["map_location"].type == "cpu": kwargs["map_location"] = "cpu"
-        return load(*args, **kwargs)
-    torch.load = load_to_cpu
-    try: return GRPOTrainer._load_optimizer_and_scheduler(self, checkpoint)
-    finally: torch.load = load
-
+# %% ../nbs/05_trainer.ipynb #68381aa6
 @patch
 def _load_rng_state(self: OneShotTrainer, checkpoint):
+    "TRL's RNG states, then what lived between steps (saved by `_save_checkpoint`)."
     GRPOTrainer._load_rng_state(self, checkpoint)
     if checkpoint is None: return
     path = Path(checkpoint) / f"oneshot_resume_{self.args.process_index}.pt"
@@ -877,6 +922,20 @@ def _load_rng_state(self: OneShotTrainer, checkpoint):
     self._globalstep_last_logged, self._total_loss_scalar = saved["last_logged_step"], saved["logged_loss_sum"]
     self._metrics["train"].clear(); self._metrics["train"].update(saved["metrics"])
 
+# %% ../nbs/05_trainer.ipynb #111256fa
+@patch
+def _load_optimizer_and_scheduler(self: OneShotTrainer, checkpoint):
+    "TRL's, except that CPU processes load the optimizer state to 'cpu' (`transformers` asks for 'cpu:0', which torch.load rejects)."
+    if checkpoint is None or self.args.world_size == 1 or self.args.device.type != "cpu":
+        return GRPOTrainer._load_optimizer_and_scheduler(self, checkpoint)
+    load = torch.load
+    def load_to_cpu(*args, **kwargs):
+        if isinstance(kwargs.get("map_location"), torch.device) and kwargs["map_location"].type == "cpu": kwargs["map_location"] = "cpu"
+        return load(*args, **kwargs)
+    torch.load = load_to_cpu
+    try: return GRPOTrainer._load_optimizer_and_scheduler(self, checkpoint)
+    finally: torch.load = load
+
 # %% ../nbs/05_trainer.ipynb #f18ea41f
 def untied_missing_keys(model: nn.Module, # the model the checkpoint was loaded into
                         missing: list[str], # the keys the checkpoint lacked
@@ -888,8 +947,10 @@ def untied_missing_keys(model: nn.Module, # the model the checkpoint was loaded 
     gone = set(missing)
     return [k for k in missing if k not in tensors or all(n in gone for n in aliases[id(tensors[k])])]
 
+# %% ../nbs/05_trainer.ipynb #49e0ac66
 @patch
 def _issue_warnings_after_load(self: OneShotTrainer, load_result):
+    "TRL's warnings about a loaded checkpoint, leaving out the tied keys that only look missing."
     missing = untied_missing_keys(self.model, list(load_result.missing_keys))
     unexpected = list(load_result.unexpected_keys)
     return GRPOTrainer._issue_warnings_after_load(self, SimpleNamespace(missing_keys=missing, unexpected_keys=unexpected))
@@ -898,37 +959,24 @@ def _issue_warnings_after_load(self: OneShotTrainer, load_result):
 @patch
 def _purge_tensorboard_after(self: OneShotTrainer, step: int):
     "Open the TensorBoard writer so that TensorBoard hides the events an earlier run logged after `step`."
-    from transformers.integrations import TensorBoardCallback
     if not self.is_world_process_zero(): return
     for cb in self.callback_handler.callbacks:
         if isinstance(cb, TensorBoardCallback) and cb.tb_writer is None and cb._SummaryWriter is not None:
             cb.tb_writer = cb._SummaryWriter(log_dir=cb.logging_dir or str(Path(self.args.output_dir) / "runs"),
                                              purge_step=step + 1)
 
+# %% ../nbs/05_trainer.ipynb #2ff8f19d
 @patch
 def _say(self: OneShotTrainer, message: str):
     "Print one line from the main process."
     if self.accelerator.is_main_process: print(message, flush=True)
 
+# %% ../nbs/05_trainer.ipynb #37b8a2a4
 @patch
-def _resume_finished(self: OneShotTrainer, checkpoint: Path) -> TrainOutput:
-    "Load a finished run's checkpoint without training (and save `final/` if it is missing)."
-    self._load_from_checkpoint(str(checkpoint))
-    self.state = TrainerState.load_from_json(str(checkpoint / "trainer_state.json"))
-    self._say(f"{checkpoint.name} has finished the run's {self.state.global_step} steps; nothing to train "
-              "(ask for more steps to continue it)")
-    final = Path(self.args.output_dir) / "final"
-    if self._opt("save_final_model", False) and not final.is_dir(): self.save_model(str(final))
-    losses = [h["train_loss"] for h in self.state.log_history if "train_loss" in h]
-    return TrainOutput(self.state.global_step, losses[-1] if losses else float("nan"), {})
-
-@patch
-def train(self: OneShotTrainer,
-          resume_from_checkpoint: str | bool | None = None, # True for the newest checkpoint-N in output_dir, or a path
-          trial=None, # a hyper-parameter search trial (see transformers.Trainer.train)
-          **kwargs,
-         ):
-    "Train (see `transformers.Trainer.train`), keeping completions.jsonl consistent, stopping on signals after a saved step, and saving the final model."
+def _checkpoint_to_resume(self: OneShotTrainer,
+                          resume_from_checkpoint: str | bool | None, # True for the newest complete checkpoint, or a path
+                         ) -> Path | None:
+    "The checkpoint folder `train` resumes from, or None for a fresh run."
     checkpoint = resume_from_checkpoint
     if checkpoint is True:
         checkpoint = last_complete_checkpoint(self.args.output_dir) if Path(self.args.output_dir).is_dir() else None
@@ -937,14 +985,44 @@ def train(self: OneShotTrainer,
                                "train without resuming or pass a checkpoint path")
     elif checkpoint and not Path(checkpoint).is_dir():
         raise OneShotError(f"checkpoint {checkpoint} does not exist; pass a checkpoint-N folder or resume_from_checkpoint=True")
-    checkpoint = Path(checkpoint) if checkpoint else None
+    return Path(checkpoint) if checkpoint else None
+
+# %% ../nbs/05_trainer.ipynb #fb0e5aca
+@patch
+def _resume_finished(self: OneShotTrainer, checkpoint: Path) -> TrainOutput:
+    "Load a finished run's checkpoint without training (and save `final/` if it is missing)."
+    self._load_from_checkpoint(str(checkpoint))
+    self.state = TrainerState.load_from_json(str(checkpoint / "trainer_state.json"))
+    self._say(f"{checkpoint.name} has finished the run's {self.state.global_step} steps; nothing to train "
+              "(ask for more steps to continue it)")
+    final = Path(self.args.output_dir) / "final"
+    if self.args.save_final_model and not final.is_dir(): self.save_model(str(final))
+    losses = [h["train_loss"] for h in self.state.log_history if "train_loss" in h]
+    return TrainOutput(self.state.global_step, losses[-1] if losses else float("nan"), {})
+
+# %% ../nbs/05_trainer.ipynb #ec3463b4
+@patch
+def log(self: OneShotTrainer, logs: dict, start_time: float | None = None):
+    "TRL's log, except the end-of-training summary of a run stopped by a signal."
+    if self._stopped_early and "train_runtime" in logs: return
+    return GRPOTrainer.log(self, logs, start_time)
+
+# %% ../nbs/05_trainer.ipynb #5030a135
+@patch
+def train(self: OneShotTrainer,
+          resume_from_checkpoint: str | bool | None = None, # True for the newest checkpoint-N in output_dir, or a path
+          trial=None, # a hyper-parameter search trial (see transformers.Trainer.train)
+          **kwargs,
+         ):
+    "Train (see `transformers.Trainer.train`), keeping completions.jsonl consistent, stopping on signals after a saved step, and saving the final model."
+    checkpoint = self._checkpoint_to_resume(resume_from_checkpoint)
     if checkpoint is not None:
         differ = settings_differences(checkpoint_settings(checkpoint), run_settings(self.args, **self.run_info))
         if differ: warnings.warn(f"{checkpoint} was trained with other settings: {'; '.join(differ)}")
         if (checkpoint / "trainer_state.json").exists() and checkpoint_finished(checkpoint, self.args.max_steps):
             return self._resume_finished(checkpoint)
     start = checkpoint_step(checkpoint) if checkpoint else 0
-    if self.accelerator.is_main_process and self._opt("log_completions_jsonl", False):
+    if self.accelerator.is_main_process and self.args.log_completions_jsonl:
         dropped = truncate_jsonl_steps(self.completions_path, start)
         if dropped: warnings.warn(f"dropped {dropped} completion record(s) after step {start} from {self.completions_path}")
     if start: self._purge_tensorboard_after(start)
@@ -959,13 +1037,12 @@ def train(self: OneShotTrainer,
         raise
     finally: signum, self._stop = self._stop.signum, None
     if self._stopped_early:
-        step = self.state.global_step
-        saved = Path(self.args.output_dir) / f"checkpoint-{step}"
+        step, saved = self.state.global_step, Path(self.args.output_dir) / f"checkpoint-{self.state.global_step}"
         message = (f"Stopped by {signal.Signals(signum).name} after step {step} of {self.state.max_steps} and saved {saved}; "
                    f"resuming continues with step {step + 1}.")
         self._say(message)
         raise TrainingInterrupted(message, signum, saved, step)
-    if self._opt("save_final_model", False):
+    if self.args.save_final_model:
         self.save_model(str(Path(self.args.output_dir) / "final"))
         if self.is_world_process_zero(): (Path(self.args.output_dir) / "final" / "README.md").write_text(self.model_card())
     return output
@@ -985,6 +1062,7 @@ def model_card(self: OneShotTrainer) -> str:
              f"`{self.args.prompt_format}`, rewards {', '.join(self.reward_func_names)}.", ""]
     return "\n".join(lines)
 
+# %% ../nbs/05_trainer.ipynb #af06cc7b
 @patch
 def create_model_card(self: OneShotTrainer, model_name: str | None = None, dataset_name: str | None = None, tags=None, **kwargs):
     "TRL's hook for `<output_dir>/README.md`: our card instead of one that names a local base model `[None]`."
