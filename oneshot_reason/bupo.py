@@ -10,33 +10,37 @@ from __future__ import annotations
 import math
 import os
 from contextlib import contextmanager
-from typing import ClassVar, Iterator
+from functools import partial
+from typing import Callable, ClassVar, Iterator
 
 import pandas as pd
 import torch
+from accelerate.utils import extract_model_from_parallel
+from fastcore.basics import patch
 from torch import nn
+from trl.trainer.utils import selective_log_softmax
 
 from .core import OneShotError
 from .trainer import TrainerMethod, model_num_layers, register_method
 
 # %% auto #0
-__all__ = ['SITES', 'PAPER_SITES', 'decoder_layers', 'final_norm', 'internal_policy', 'internal_logits', 'internal_logprobs',
-           'internal_policy_schedule', 'entropy_flow', 'entropy_change', 'default_internal_layer', 'BupoMethod']
+__all__ = ['SITES', 'PAPER_SITES', 'REFERENCE_LAYER', 'REFERENCE_DEPTH', 'decoder_layers', 'final_norm', 'internal_policy',
+           'internal_logits', 'internal_logprobs', 'internal_policy_schedule', 'entropy_flow', 'entropy_change',
+           'default_internal_layer', 'BupoMethod']
 
 # %% ../nbs/08_bupo.ipynb #cfb06b61
-_LAYER_NAMES = ("layers", "h", "blocks", "block")
-_NORM_NAMES = ("norm", "final_layernorm", "ln_f", "final_layer_norm", "norm_f")
+def _base_model(model: nn.Module) -> nn.Module:
+    "The Transformers model inside DDP, DeepSpeed, FSDP and PEFT wrappers."
+    model = extract_model_from_parallel(model, keep_torch_compile=False)
+    return model.get_base_model() if callable(getattr(model, "get_base_model", None)) else model
 
-def _unwrap(model: nn.Module) -> nn.Module:
-    "The Transformers model inside PEFT, DDP and DeepSpeed wrappers."
-    while True:
-        if callable(getattr(model, "get_base_model", None)): model = model.get_base_model()  # PEFT
-        elif isinstance(getattr(model, "module", None), nn.Module): model = model.module  # DDP, DeepSpeed
-        else: return model
+# %% ../nbs/08_bupo.ipynb #bb9359db
+_LAYER_NAMES = ("layers", "h", "blocks", "block") # the decoder layers' list in Transformers' model families
+_NORM_NAMES = ("norm", "final_layernorm", "ln_f", "final_layer_norm", "norm_f") # the norm after the last layer
 
 def _decoder_parts(model: nn.Module) -> tuple[nn.Module, str, str | None]:
     "(the module holding the decoder layers, the name of their list, the name of the final norm or None)."
-    inner = _unwrap(model)
+    inner = _base_model(model)
     candidates = [inner.get_decoder()] if callable(getattr(inner, "get_decoder", None)) else []
     candidates += [m for _, m in inner.named_modules()]
     for owner in candidates:
@@ -47,18 +51,21 @@ def _decoder_parts(model: nn.Module) -> tuple[nn.Module, str, str | None]:
     raise OneShotError(f"found no list of decoder layers in {type(inner).__name__} (looked for {_LAYER_NAMES}); "
                        "BuPO needs a decoder-only model such as Qwen2, Qwen3 or Llama")
 
+# %% ../nbs/08_bupo.ipynb #a2079094
 def decoder_layers(model: nn.Module, # a causal LM, possibly wrapped by PEFT, DDP or DeepSpeed
                   ) -> nn.ModuleList:
     "The decoder layers of `model`, in order."
     owner, name, _ = _decoder_parts(model)
     return getattr(owner, name)
 
+# %% ../nbs/08_bupo.ipynb #ac40f7fb
 def final_norm(model: nn.Module, # a causal LM, possibly wrapped
               ) -> nn.Module | None:
     "The norm applied after the last decoder layer (None if the model has none)."
     owner, _, norm = _decoder_parts(model)
     return getattr(owner, norm) if norm else None
 
+# %% ../nbs/08_bupo.ipynb #e58a8f4d
 def _layer_index(layer: int, n_layers: int) -> int:
     "`layer` as an index in 0..n_layers-1 (negative counts from the top); a clear error when out of range."
     if not isinstance(layer, int) or not -n_layers <= layer < n_layers:
@@ -105,13 +112,6 @@ def internal_logits(model: nn.Module, # a causal LM, possibly wrapped by PEFT, D
     return logits / temperature if temperature != 1.0 else logits
 
 # %% ../nbs/08_bupo.ipynb #6704b067
-def _selective_log_softmax(logits: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    "log_softmax(logits).gather(index) without the full log-softmax (TRL's when available)."
-    try: from trl.trainer.utils import selective_log_softmax
-    except ImportError: selective_log_softmax = None
-    if selective_log_softmax is not None: return selective_log_softmax(logits, index)
-    return torch.stack([row.log_softmax(-1).gather(-1, i.unsqueeze(-1)).squeeze(-1) for row, i in zip(logits, index)])
-
 def internal_logprobs(model: nn.Module, # a causal LM, possibly wrapped by PEFT, DDP or DeepSpeed
                       input_ids: torch.Tensor, # (B, T) prompt + completion ids; the scored tokens are its last K
                       attention_mask: torch.Tensor | None = None, # (B, T) 1 for real tokens
@@ -135,7 +135,7 @@ def internal_logprobs(model: nn.Module, # a causal LM, possibly wrapped by PEFT,
                                  None if attention_mask is None else attention_mask[rows], layer=layer, norm=norm,
                                  inputs_embeds=None if inputs_embeds is None else inputs_embeds[rows],
                                  logits_to_keep=keep + 1, temperature=temperature)[:, :-1]  # (b, K, V)
-        out.append(_selective_log_softmax(logits, input_ids[rows, -keep:]))
+        out.append(selective_log_softmax(logits, input_ids[rows, -keep:]))
     return torch.cat(out)
 
 # %% ../nbs/08_bupo.ipynb #340096ab
@@ -147,16 +147,33 @@ def internal_policy_schedule(step: int, # the training step in progress, 1-based
     if iterative_steps < 0: raise OneShotError(f"iterative_steps={iterative_steps} must be >= 0 (0 skips phase 1)")
     return step <= iterative_steps
 
-# %% ../nbs/08_bupo.ipynb #a6f8258a
+# %% ../nbs/08_bupo.ipynb #b6e82b0c
 SITES = ("input", "attention_input", "attention", "after_attention", "mlp_input", "mlp", "output") # in order
 PAPER_SITES = ("input", "attention", "mlp", "output") # the four the paper's entropy-flow figure draws
 
+# %% ../nbs/08_bupo.ipynb #a3a504ba
 def _entropy(logits: torch.Tensor) -> torch.Tensor:
     "Entropy in nats of softmax(logits) over the last axis, computed in float32."
     logits = logits.float()
     return torch.logsumexp(logits, -1) - (logits.softmax(-1) * logits).sum(-1)
 
-def _first(x): return x[0] if isinstance(x, (tuple, list)) else x
+# %% ../nbs/08_bupo.ipynb #42c1eeae
+def _selected_positions(input_ids: torch.Tensor, # (B, T)
+                        attention_mask: torch.Tensor | None = None, # (B, T) 1 for real tokens
+                        completion_mask: torch.Tensor | None = None, # (B, T) 1 on generated tokens
+                       ) -> torch.Tensor:
+    "(B, T) bool: the positions whose next-token distribution is measured (t-1 for each generated token t)."
+    if completion_mask is None:
+        return torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
+    if completion_mask.shape != input_ids.shape:
+        raise OneShotError(f"completion_mask has shape {tuple(completion_mask.shape)}, input_ids "
+                           f"{tuple(input_ids.shape)}; pass a mask aligned with input_ids")
+    select = torch.zeros_like(input_ids, dtype=torch.bool)
+    select[:, :-1] = completion_mask[:, 1:].bool()
+    return select
+
+# %% ../nbs/08_bupo.ipynb #7b7d977f
+def _first(x): return x[0] if isinstance(x, (tuple, list)) else x # a module's output, or its first element
 
 def _submodule(layer: nn.Module, names: tuple[str, ...], what: str) -> nn.Module:
     for n in names:
@@ -164,6 +181,27 @@ def _submodule(layer: nn.Module, names: tuple[str, ...], what: str) -> nn.Module
     raise OneShotError(f"decoder layer {type(layer).__name__} has no {what} submodule (looked for {names}); "
                        "entropy_flow supports Llama/Qwen-style layers")
 
+def _site_hooks(layer: nn.Module, # a pre-norm decoder layer with an attention and an MLP submodule
+                record: Callable[[str, torch.Tensor], None], # called with each site's name and its (B, T, D) vector
+               ) -> list:
+    "Hooks on `layer` that call `record` for each of `SITES`, in order, during a forward; their handles."
+    attn = _submodule(layer, ("self_attn", "attn", "attention"), "attention")
+    mlp = _submodule(layer, ("mlp", "feed_forward", "ffn"), "MLP")
+    residual = {}
+    def hidden(args, kwargs): return args[0] if args else kwargs["hidden_states"]
+    def on_input(mod, args, kwargs): residual["in"] = h = hidden(args, kwargs); record("input", h)
+    def on_attention_input(mod, args, kwargs): record("attention_input", hidden(args, kwargs))
+    def on_attention(mod, args, out):
+        a = _first(out); record("attention", a); record("after_attention", residual["in"] + a)
+    def on_mlp_input(mod, args, kwargs): record("mlp_input", hidden(args, kwargs))
+    def on_mlp(mod, args, out): record("mlp", _first(out))
+    def on_output(mod, args, out): record("output", _first(out)); residual.clear()
+    return [layer.register_forward_pre_hook(on_input, with_kwargs=True),   # the hooks return None: nothing is changed
+            attn.register_forward_pre_hook(on_attention_input, with_kwargs=True), attn.register_forward_hook(on_attention),
+            mlp.register_forward_pre_hook(on_mlp_input, with_kwargs=True), mlp.register_forward_hook(on_mlp),
+            layer.register_forward_hook(on_output)]
+
+# %% ../nbs/08_bupo.ipynb #a6f8258a
 def entropy_flow(model: nn.Module, # a causal LM, possibly wrapped by PEFT
                  input_ids: torch.Tensor, # (B, T) prompt + completion ids
                  attention_mask: torch.Tensor | None = None, # (B, T) 1 for real tokens
@@ -173,51 +211,19 @@ def entropy_flow(model: nn.Module, # a causal LM, possibly wrapped by PEFT
                 ) -> pd.DataFrame:
     "Mean entropy (nats) of softmax(lm_head(x)) at each site of each decoder layer over the selected tokens."
     owner, layers_name, norm_name = _decoder_parts(model)
-    layers, head = getattr(owner, layers_name), _unwrap(model).get_output_embeddings()
+    layers, head = getattr(owner, layers_name), _base_model(model).get_output_embeddings()
     lens_norm = getattr(owner, norm_name) if (norm and norm_name) else None
-    select = torch.ones_like(input_ids, dtype=torch.bool) if attention_mask is None else attention_mask.bool()
-    if completion_mask is not None:  # position t-1 predicts generated token t
-        if completion_mask.shape != input_ids.shape:
-            raise OneShotError(f"completion_mask has shape {tuple(completion_mask.shape)}, input_ids "
-                               f"{tuple(input_ids.shape)}; pass a mask aligned with input_ids")
-        select = torch.zeros_like(select); select[:, :-1] = completion_mask[:, 1:].bool()
+    select = _selected_positions(input_ids, attention_mask, completion_mask)
     n_tokens = int(select.sum())
     if n_tokens == 0: raise OneShotError("no token selected: completion_mask/attention_mask select nothing")
-    sums, residual_in = {}, {}
-
-    def record(l, site, x):  # x (B, T, D)
+    sums = {}
+    def record(l, site, x):  # x (B, T, D) -> the mean entropy of its lens over the selected tokens
         x = x[select]  # (N, D)
         if lens_norm is not None: x = lens_norm(x)
         sums[(l, site)] = sum(_entropy(head(c)).sum().item() for c in x.split(chunk_size)) / n_tokens
-
-    def on_layer_input(l):
-        def f(mod, args, kwargs):
-            h = args[0] if args else kwargs["hidden_states"]
-            residual_in[l] = h; record(l, "input", h)
-        return f
-    def on_module_input(l, site):  # what the sublayer reads: its normed input
-        def f(mod, args, kwargs): record(l, site, args[0] if args else kwargs["hidden_states"])
-        return f
-    def on_attention(l):
-        def f(mod, args, out):
-            a = _first(out); record(l, "attention", a); record(l, "after_attention", residual_in[l] + a)
-        return f
-    def on_mlp(l): return lambda mod, args, out: record(l, "mlp", _first(out))
-    def on_layer_output(l):
-        def f(mod, args, out): record(l, "output", _first(out)); residual_in.pop(l, None)
-        return f
-
     handles = []
     try:
-        for l, layer in enumerate(layers):
-            attn = _submodule(layer, ("self_attn", "attn", "attention"), "attention")
-            mlp = _submodule(layer, ("mlp", "feed_forward", "ffn"), "MLP")
-            handles += [layer.register_forward_pre_hook(on_layer_input(l), with_kwargs=True),
-                        attn.register_forward_pre_hook(on_module_input(l, "attention_input"), with_kwargs=True),
-                        attn.register_forward_hook(on_attention(l)),
-                        mlp.register_forward_pre_hook(on_module_input(l, "mlp_input"), with_kwargs=True),
-                        mlp.register_forward_hook(on_mlp(l)),
-                        layer.register_forward_hook(on_layer_output(l))]
+        for l, layer in enumerate(layers): handles += _site_hooks(layer, partial(record, l))
         with torch.no_grad(): owner(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
     finally:
         for h in handles: h.remove()
@@ -245,11 +251,13 @@ def entropy_change(flow: pd.DataFrame, # an `entropy_flow` table (layer, site, e
     return pd.DataFrame(rows)
 
 # %% ../nbs/08_bupo.ipynb #0c0b90f5
+REFERENCE_LAYER, REFERENCE_DEPTH = 5, 36 # BuPO's setting for Qwen3-4B: the internal policy of layer 5 of 36
+
 def default_internal_layer(num_layers: int, # decoder layers of the model
                           ) -> int:
     "BuPO's default layer k: the reference's k = 5 of Qwen3-4B's 36 layers, scaled to `num_layers` (round half up)."
     if num_layers < 1: raise OneShotError(f"num_layers={num_layers}: the model has no decoder layer")
-    return min(num_layers - 1, math.floor(5 * num_layers / 36 + 0.5))
+    return min(num_layers - 1, math.floor(REFERENCE_LAYER * num_layers / REFERENCE_DEPTH + 0.5))
 
 # %% ../nbs/08_bupo.ipynb #6e1a7ee1
 @register_method("bupo")
@@ -258,25 +266,6 @@ class BupoMethod(TrainerMethod):
     phase_column: ClassVar[str] = "bupo_internal" # per-row flag: the batch was generated in phase 1
     settings = ("internal_layer", "iterative_steps", "internal_norm")
 
-    @classmethod
-    def check_config(cls, args) -> None:
-        "A layer index and a phase length that can exist; DDP allowed to skip the layers phase 1 leaves unused."
-        if args.internal_layer is not None and args.internal_layer < 0:
-            raise OneShotError(f"internal_layer={args.internal_layer} must be a layer index >= 0")
-        if args.iterative_steps < 0:
-            raise OneShotError(f"iterative_steps={args.iterative_steps} must be >= 0")
-        if args.iterative_steps > 0 and int(os.environ.get("WORLD_SIZE", "1")) > 1 and args.ddp_find_unused_parameters is False:
-            raise OneShotError("BuPO's phase 1 leaves the layers above internal_layer unused, which DDP rejects with "
-                               "ddp_find_unused_parameters=False; leave it unset or set it to True")
-
-    @classmethod
-    def check_run(cls, args, model=None, train_dataset=None) -> None:
-        "`internal_layer` names one of the model's decoder layers (read from its config; skipped when unreadable)."
-        k, n = args.internal_layer, model_num_layers(model) if model is not None else None
-        if k is not None and n is not None and not 0 <= k < n:
-            raise OneShotError(f"internal_layer={k} but the model has {n} decoder layers; pass internal_layer in 0..{n - 1} "
-                               "(or leave it unset for BuPO's default)")
-
     def __init__(self, args):
         super().__init__(args)
         self.layer: int | None = None # k, chosen in `setup`
@@ -284,66 +273,95 @@ class BupoMethod(TrainerMethod):
         self.norm, self.iterative_steps = bool(args.internal_norm), int(args.iterative_steps)
         self._announced: bool | None = None # the phase last announced
 
-    def setup(self, trainer) -> None:
-        "Choose and check k; let DDP tolerate the parameters phase 1 leaves unused."
-        n = len(decoder_layers(trainer.model))
-        k = self.args.internal_layer
-        if k is None: k = default_internal_layer(n)
-        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < n:
-            raise OneShotError(f"internal_layer={k!r} but the model has {n} decoder layers; pass internal_layer in "
-                               f"0..{n - 1} (or None for the default, {default_internal_layer(n)})")
-        ref = getattr(trainer, "ref_model", None)
-        if ref is not None and len(decoder_layers(ref)) != n:
-            raise OneShotError(f"the reference model has {len(decoder_layers(ref))} decoder layers, the policy {n}; "
-                               "BuPO compares the same layer of both: use a reference of the same architecture")
-        self.layer, self.num_layers = k, n
-        if self.iterative_steps > 0 and trainer.accelerator.num_processes > 1:
-            if getattr(trainer.args, "ddp_find_unused_parameters", None) is False:
-                raise OneShotError("BuPO's phase 1 leaves the layers above internal_layer unused, which DDP rejects with "
-                                   "ddp_find_unused_parameters=False; leave it unset or set it to True")
-            handler = getattr(trainer.accelerator, "ddp_handler", None)
-            if handler is not None: handler.find_unused_parameters = True
+# %% ../nbs/08_bupo.ipynb #82bed15a
+@patch(cls_method=True)
+def check_config(cls: BupoMethod, args) -> None:
+    "A layer index and a phase length that can exist; DDP allowed to skip the layers phase 1 leaves unused."
+    if args.internal_layer is not None and args.internal_layer < 0:
+        raise OneShotError(f"internal_layer={args.internal_layer} must be a layer index >= 0")
+    if args.iterative_steps < 0:
+        raise OneShotError(f"iterative_steps={args.iterative_steps} must be >= 0")
+    if args.iterative_steps > 0 and int(os.environ.get("WORLD_SIZE", "1")) > 1 and args.ddp_find_unused_parameters is False:
+        raise OneShotError("BuPO's phase 1 leaves the layers above internal_layer unused, which DDP rejects with "
+                           "ddp_find_unused_parameters=False; leave it unset or set it to True")
 
-    def internal_phase(self, trainer) -> bool:
-        "Whether the step in progress (`state.global_step + 1`) is in phase 1."
-        return internal_policy_schedule(trainer.state.global_step + 1, self.iterative_steps)
+# %% ../nbs/08_bupo.ipynb #ba88defc
+@patch(cls_method=True)
+def check_run(cls: BupoMethod, args, model=None, train_dataset=None) -> None:
+    "`internal_layer` names one of the model's decoder layers (read from its config; skipped when unreadable)."
+    k, n = args.internal_layer, model_num_layers(model) if model is not None else None
+    if k is not None and n is not None and not 0 <= k < n:
+        raise OneShotError(f"internal_layer={k} but the model has {n} decoder layers; pass internal_layer in 0..{n - 1} "
+                           "(or leave it unset for BuPO's default)")
 
-    def _batch_phase(self, batch: dict | None) -> bool | None:
-        "The phase recorded on a scored batch's rows; None before the batch is scored (at generation time)."
-        flags = (batch or {}).get(self.phase_column)
-        return bool(flags.reshape(-1)[0]) if isinstance(flags, torch.Tensor) and flags.numel() else None
+# %% ../nbs/08_bupo.ipynb #eb5ccc0e
+@patch
+def setup(self: BupoMethod, trainer) -> None:
+    "Choose and check k; let DDP tolerate the parameters phase 1 leaves unused."
+    n = len(decoder_layers(trainer.model))
+    k = self.args.internal_layer
+    if k is None: k = default_internal_layer(n)
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < n:
+        raise OneShotError(f"internal_layer={k!r} but the model has {n} decoder layers; pass internal_layer in "
+                           f"0..{n - 1} (or None for the default, {default_internal_layer(n)})")
+    if trainer.ref_model is not None and len(decoder_layers(trainer.ref_model)) != n:
+        raise OneShotError(f"the reference model has {len(decoder_layers(trainer.ref_model))} decoder layers, the policy "
+                           f"{n}; BuPO compares the same layer of both: use a reference of the same architecture")
+    self.layer, self.num_layers = k, n
+    if self.iterative_steps > 0 and trainer.accelerator.num_processes > 1:
+        if trainer.args.ddp_find_unused_parameters is False:
+            raise OneShotError("BuPO's phase 1 leaves the layers above internal_layer unused, which DDP rejects with "
+                               "ddp_find_unused_parameters=False; leave it unset or set it to True")
+        if trainer.accelerator.ddp_handler is not None: trainer.accelerator.ddp_handler.find_unused_parameters = True
 
-    def per_token_logps(self, trainer, model, model_inputs: dict, input_ids: torch.Tensor, logits_to_keep: int,
-                        compute_entropy: bool, batch: dict) -> tuple[torch.Tensor, torch.Tensor | None] | None:
-        "Phase 1: the trainer's scoring of `model_inputs` inside `internal_policy(model, k)`; phase 2: None (the full model)."
-        internal = self._batch_phase(batch)
-        if internal is None: internal = self.internal_phase(trainer) # generation time: old and reference log-probs
-        else: trainer.record_metric("bupo/internal_phase", float(internal)) # training (or evaluation) time
-        if not internal: return None
-        attention_mask = model_inputs.get("attention_mask")
-        if attention_mask is None: attention_mask = torch.ones_like(input_ids)
-        with internal_policy(model, self.layer, self.norm):
-            return trainer._fused_logps(model, model_inputs, input_ids, attention_mask, logits_to_keep, compute_entropy)
+# %% ../nbs/08_bupo.ipynb #564e1f93
+@patch
+def internal_phase(self: BupoMethod, trainer) -> bool:
+    "Whether the step in progress (`state.global_step + 1`) is in phase 1."
+    return internal_policy_schedule(trainer.state.global_step + 1, self.iterative_steps)
 
-    def postprocess_batch(self, trainer, batch: dict, inputs: list[dict]) -> dict:
-        "Record the batch's phase on its rows; in phase 1, neutralise the corrections that compare with the sampler."
-        internal = self.internal_phase(trainer)
-        ids = batch["completion_ids"]
-        batch[self.phase_column] = torch.full((ids.size(0),), internal, dtype=torch.bool, device=ids.device)
-        if internal and isinstance(batch.get("importance_sampling_ratio"), torch.Tensor):
-            batch["importance_sampling_ratio"] = torch.ones_like(batch["importance_sampling_ratio"])
-        if internal: batch.pop("sampling_per_token_logps", None) # the full model's (vLLM's), not pi_k's
-        if trainer.model.training: self._announce(trainer, internal)
-        return batch
+@patch
+def _batch_phase(self: BupoMethod, batch: dict | None) -> bool | None:
+    "The phase recorded on a scored batch's rows; None before the batch is scored (at generation time)."
+    flags = (batch or {}).get(self.phase_column)
+    return bool(flags.reshape(-1)[0]) if isinstance(flags, torch.Tensor) and flags.numel() else None
 
-    def _announce(self, trainer, internal: bool):
-        "Print one line, on the main process, when a phase starts."
-        if internal == self._announced: return
-        self._announced = internal
-        if not trainer.accelerator.is_main_process: return
-        step = trainer.state.global_step + 1
-        if internal:
-            print(f"BuPO phase 1 from step {step}: GRPO on the internal policy of decoder layer {self.layer} "
-                  f"(of {self.num_layers}) through step {self.iterative_steps}")
-        else:
-            print(f"BuPO phase 2 from step {step}: GRPO on the full model")
+# %% ../nbs/08_bupo.ipynb #026ba961
+@patch
+def per_token_logps(self: BupoMethod, trainer, model, model_inputs: dict, input_ids: torch.Tensor, logits_to_keep: int,
+                    compute_entropy: bool, batch: dict) -> tuple[torch.Tensor, torch.Tensor | None] | None:
+    "Phase 1: the trainer's scoring of `model_inputs` inside `internal_policy(model, k)`; phase 2: None (the full model)."
+    internal = self._batch_phase(batch)
+    if internal is None: internal = self.internal_phase(trainer) # generation time: old and reference log-probs
+    else: trainer.record_metric("bupo/internal_phase", float(internal)) # training (or evaluation) time
+    if not internal: return None
+    attention_mask = model_inputs.get("attention_mask")
+    if attention_mask is None: attention_mask = torch.ones_like(input_ids)
+    with internal_policy(model, self.layer, self.norm):
+        return trainer._fused_logps(model, model_inputs, input_ids, attention_mask, logits_to_keep, compute_entropy)
+
+# %% ../nbs/08_bupo.ipynb #78fc3f5e
+@patch
+def postprocess_batch(self: BupoMethod, trainer, batch: dict, inputs: list[dict]) -> dict:
+    "Record the batch's phase on its rows; in phase 1, neutralise the corrections that compare with the sampler."
+    internal = self.internal_phase(trainer)
+    ids = batch["completion_ids"]
+    batch[self.phase_column] = torch.full((ids.size(0),), internal, dtype=torch.bool, device=ids.device)
+    if internal and isinstance(batch.get("importance_sampling_ratio"), torch.Tensor):
+        batch["importance_sampling_ratio"] = torch.ones_like(batch["importance_sampling_ratio"])
+    if internal: batch.pop("sampling_per_token_logps", None) # the full model's (vLLM's), not pi_k's
+    if trainer.model.training: self._announce(trainer, internal)
+    return batch
+
+@patch
+def _announce(self: BupoMethod, trainer, internal: bool):
+    "Print one line, on the main process, when a phase starts."
+    if internal == self._announced: return
+    self._announced = internal
+    if not trainer.accelerator.is_main_process: return
+    step = trainer.state.global_step + 1
+    if internal:
+        print(f"BuPO phase 1 from step {step}: GRPO on the internal policy of decoder layer {self.layer} "
+              f"(of {self.num_layers}) through step {self.iterative_steps}")
+    else:
+        print(f"BuPO phase 2 from step {step}: GRPO on the full model")

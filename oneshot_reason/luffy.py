@@ -11,8 +11,9 @@ import math
 from typing import Callable, ClassVar
 
 import torch
+from fastcore.basics import patch
 
-from .core import OneShotError
+from .core import OneShotError, chat_text
 from .trainer import TrainerMethod, check_whole_groups, register_method
 
 # %% auto #0
@@ -26,6 +27,7 @@ def policy_shaping(p: torch.Tensor, # the current policy's probability of each d
     "LUFFY's shaped importance ratio f(p) = p / (p + gamma)."
     return p / (p + gamma)
 
+# %% ../nbs/07_luffy.ipynb #f6eb3e7c
 def policy_shaping_weight(p: torch.Tensor, # the current policy's probability of each demonstration token
                           gamma: float = 0.1, # shaping constant (LUFFY: 0.1)
                          ) -> torch.Tensor:
@@ -76,14 +78,11 @@ def luffy_token_loss(logps: torch.Tensor, # (B, T) log-probabilities of the comp
 # %% ../nbs/07_luffy.ipynb #4649c108
 def demonstration_text(value, # a demonstration: text, a chat message, a list of messages (the last one counts), or None
                       ) -> str | None:
-    "The demonstration's text, or None when there is none (None, empty, NaN)."
-    if isinstance(value, dict): value = value.get("content")
-    elif isinstance(value, (list, tuple)):
-        if not value: return None
-        return demonstration_text(value[-1])
-    if not isinstance(value, str) or not value.strip(): return None
-    return value
+    "The demonstration's text, or None when there is none (None, NaN, empty or blank)."
+    text = chat_text(value, last=True)
+    return text if text.strip() else None
 
+# %% ../nbs/07_luffy.ipynb #ffb826d9
 def demonstration_token_ids(tokenizer, # the policy's tokenizer (TRL's `processing_class`, or its `.tokenizer`)
                             text: str, # the demonstration's text
                             eos_token_id: int, # appended after the text, as generation ends a completion
@@ -130,102 +129,110 @@ def luffy_group_stats(rewards: torch.Tensor, # (N,) total reward of each complet
             "only_demo_rewarded": only[demo_groups].double().mean().item() if demo_groups.any() else None}
 
 # %% ../nbs/07_luffy.ipynb #30589f09
+@register_method("luffy")
+class LuffyMethod(TrainerMethod):
+    "LUFFY: one demonstration per group, advantages over the mixed group, policy shaping on its tokens."
+    demonstration_column: ClassVar[str] = "demonstration" # the training set's column of off-policy solutions
+    settings = ("off_policy_gamma", "luffy_scale_rewards", "luffy_clip_on_policy")
+
+# %% ../nbs/07_luffy.ipynb #17390687
+@patch(cls_method=True)
+def check_config(cls: LuffyMethod, args) -> None:
+    "Shaping's gamma, whole groups in each process (a demonstration joins a group); LUFFY's reward scaling."
+    if args.off_policy_gamma <= 0:
+        raise OneShotError(f"off_policy_gamma={args.off_policy_gamma} must be > 0; LUFFY uses 0.1")
+    check_whole_groups(args, "luffy")
+    args.scale_rewards = "group" if args.luffy_scale_rewards else "none"
+
+# %% ../nbs/07_luffy.ipynb #278a04fe
+@patch(cls_method=True)
+def check_run(cls: LuffyMethod, args, model=None, train_dataset=None) -> None:
+    "The training set carries demonstrations."
+    columns = getattr(train_dataset, "column_names", None)
+    if columns is not None and cls.demonstration_column not in columns:
+        raise OneShotError(f"algo='luffy' needs a {cls.demonstration_column!r} column in the training set (off-policy "
+                           f"solutions), which has {sorted(columns)}; add one (load_math_file maps LUFFY's 'target', "
+                           "synthetic_problems has it) or use another algo")
+
+# %% ../nbs/07_luffy.ipynb #94d76b53
+@patch
+def edit_rollout(self: LuffyMethod, trainer, rollout: dict, inputs: list[dict]) -> dict:
+    "Replace the last completion of each demonstrated group by its demonstration, before scoring."
+    if not trainer.model.training: return rollout
+    tok = trainer._tokenizer
+    eos = tok.eos_token_id if tok.eos_token_id is not None else trainer.eos_token_ids[0]
+    encode = lambda text: demonstration_token_ids(tok, text, eos, trainer.max_completion_length)
+    demos = [row.get(self.demonstration_column) for row in inputs]
+    ids, logprobs, off = mix_demonstrations(rollout["completion_ids"], demos, trainer.num_generations, encode,
+                                            rollout.get("logprobs"))
+    out = {**rollout, "completion_ids": ids, "logprobs": logprobs}
+    if rollout.get("env_mask") is not None: # demonstration tokens count as the model's own
+        out["env_mask"] = [[1] * len(ids[i]) if o else m for i, (m, o) in enumerate(zip(rollout["env_mask"], off))]
+    out["batch_extras"] = {**(rollout.get("batch_extras") or {}), "off_policy": torch.tensor(off, dtype=torch.bool)}
+    return out
+
+# %% ../nbs/07_luffy.ipynb #ddb7f4e5
+@patch
+def postprocess_batch(self: LuffyMethod, trainer, batch: dict, inputs: list[dict]) -> dict:
+    "Add the per-token `off_policy_mask` and log the mixed-group reward statistics."
+    mask = batch["completion_mask"]
+    off = batch.get("off_policy")
+    off = torch.zeros(mask.size(0), dtype=torch.bool) if off is None else off
+    off = off.to(device=mask.device, dtype=torch.bool)
+    batch["off_policy"], batch["off_policy_mask"] = off, off[:, None] & mask.bool()   # (B,), (B, T)
+    if trainer.model.training: self._log_group_stats(trainer, off)
+    return batch
+
+@patch
+def _log_group_stats(self: LuffyMethod, trainer, off: torch.Tensor):
+    all_off = trainer.accelerator.gather(off.long()).bool().cpu()           # (N,) every process, TRL's order
+    n = all_off.numel()
+    per_func = [list(trainer._logs["rewards"][name])[-n:] for name in trainer.reward_func_names]
+    if any(len(v) != n for v in per_func): return
+    r = torch.tensor(per_func, dtype=torch.float64).T                       # (N, F), NaN = no reward
+    w = trainer.reward_weights.detach().cpu().double()
+    total = (r * w).nansum(1).masked_fill(torch.isnan(r).all(1), math.nan)
+    for key, value in luffy_group_stats(total, all_off, trainer.num_generations).items():
+        if value is not None: trainer.record_metric(f"luffy/{key}", value)
+
+# %% ../nbs/07_luffy.ipynb #96b3d4a2
 def _global_masked_mean(trainer, values: torch.Tensor, mask: torch.Tensor) -> float | None:
     "Mean of `values` where `mask`, over every process; None where the mask is empty everywhere."
     local = torch.stack([(values.detach().float() * mask).sum(), mask.float().sum()])
     total, count = trainer.accelerator.reduce(local, reduction="sum").tolist()
     return total / count if count > 0 else None
 
-@register_method("luffy")
-class LuffyMethod(TrainerMethod):
-    "LUFFY: one demonstration per group, advantages over the mixed group, policy shaping on its tokens."
-    demonstration_column: ClassVar[str] = "demonstration"
-    settings = ("off_policy_gamma", "luffy_scale_rewards", "luffy_clip_on_policy")
+# %% ../nbs/07_luffy.ipynb #2718ce5e
+@patch
+def compute_loss(self: LuffyMethod, trainer, model, inputs: dict) -> torch.Tensor:
+    "LUFFY's loss of one micro-batch: on-policy ratio loss, shaped off-policy loss, entropy bonus."
+    completion_ids, completion_mask = inputs["completion_ids"], inputs["completion_mask"]
+    input_ids = torch.cat([inputs["prompt_ids"], completion_ids], dim=1)
+    attention_mask = torch.cat([inputs["prompt_mask"], completion_mask], dim=1)
+    mask = completion_mask if "tool_mask" not in inputs else completion_mask * inputs["tool_mask"]
+    logps, entropies, _ = trainer._get_per_token_logps_and_entropies(
+        model, input_ids, attention_mask, completion_ids.size(1), compute_entropy=True)
+    off = inputs.get("off_policy_mask")
+    off = torch.zeros_like(mask, dtype=torch.bool) if off is None else off.bool()
+    clip = (trainer.epsilon_low, trainer.epsilon_high) if self.args.luffy_clip_on_policy else None
+    per_token = luffy_token_loss(logps, inputs.get("old_per_token_logps"), inputs["advantages"], off, mask,
+                                 gamma=self.args.off_policy_gamma, clip=clip)
+    if "importance_sampling_ratio" in inputs: # vLLM's sampling correction, for sampled tokens only
+        per_token = torch.where(off, per_token, per_token * inputs["importance_sampling_ratio"])
+    if trainer.beta != 0.0:
+        ref = inputs["ref_per_token_logps"]
+        per_token = per_token + trainer.beta * (torch.exp(ref - logps) - (ref - logps) - 1)
+    loss = trainer.aggregate_token_loss(per_token, mask, inputs)
+    if trainer.entropy_coef:
+        accumulation = trainer.current_gradient_accumulation_steps if trainer.model.training else 1.0
+        loss = loss - trainer.entropy_coef * (entropies * mask).sum() / mask.sum().clamp(min=1.0) / accumulation
+    for name, values, where in (("entropy", entropies, mask), ("luffy/off_policy_prob", logps.exp(), off & mask.bool())):
+        if (value := _global_masked_mean(trainer, values, where)) is not None: trainer.record_metric(name, value)
+    return loss
 
-    @classmethod
-    def check_config(cls, args) -> None:
-        "Shaping's gamma, whole groups in each process (a demonstration joins a group); LUFFY's reward scaling."
-        if args.off_policy_gamma <= 0:
-            raise OneShotError(f"off_policy_gamma={args.off_policy_gamma} must be > 0; LUFFY uses 0.1")
-        check_whole_groups(args, "luffy")
-        args.scale_rewards = "group" if args.luffy_scale_rewards else "none"
-
-    @classmethod
-    def check_run(cls, args, model=None, train_dataset=None) -> None:
-        "The training set carries demonstrations."
-        columns = getattr(train_dataset, "column_names", None)
-        if columns is not None and cls.demonstration_column not in columns:
-            raise OneShotError(f"algo='luffy' needs a {cls.demonstration_column!r} column in the training set (off-policy "
-                               f"solutions), which has {sorted(columns)}; add one (load_math_file maps LUFFY's 'target', "
-                               "synthetic_problems has it) or use another algo")
-
-    def edit_rollout(self, trainer, rollout: dict, inputs: list[dict]) -> dict:
-        "Replace the last completion of each demonstrated group by its demonstration, before scoring."
-        if not trainer.model.training: return rollout
-        tok = trainer._tokenizer
-        eos = tok.eos_token_id if tok.eos_token_id is not None else trainer.eos_token_ids[0]
-        encode = lambda text: demonstration_token_ids(tok, text, eos, trainer.max_completion_length)
-        demos = [row.get(self.demonstration_column) for row in inputs]
-        ids, logprobs, off = mix_demonstrations(rollout["completion_ids"], demos, trainer.num_generations, encode,
-                                                rollout.get("logprobs"))
-        out = {**rollout, "completion_ids": ids, "logprobs": logprobs}
-        if rollout.get("env_mask") is not None: # demonstration tokens count as the model's own
-            out["env_mask"] = [[1] * len(ids[i]) if o else m for i, (m, o) in enumerate(zip(rollout["env_mask"], off))]
-        out["batch_extras"] = {**(rollout.get("batch_extras") or {}), "off_policy": torch.tensor(off, dtype=torch.bool)}
-        return out
-
-    def postprocess_batch(self, trainer, batch: dict, inputs: list[dict]) -> dict:
-        "Add the per-token `off_policy_mask` and log the mixed-group reward statistics."
-        mask = batch["completion_mask"]
-        off = batch.get("off_policy")
-        off = torch.zeros(mask.size(0), dtype=torch.bool) if off is None else off
-        off = off.to(device=mask.device, dtype=torch.bool)
-        batch["off_policy"], batch["off_policy_mask"] = off, off[:, None] & mask.bool()   # (B,), (B, T)
-        if trainer.model.training: self._log_group_stats(trainer, off)
-        return batch
-
-    def _log_group_stats(self, trainer, off: torch.Tensor):
-        all_off = trainer.accelerator.gather(off.long()).bool().cpu()           # (N,) every process, TRL's order
-        n = all_off.numel()
-        per_func = [list(trainer._logs["rewards"][name])[-n:] for name in trainer.reward_func_names]
-        if any(len(v) != n for v in per_func): return
-        r = torch.tensor(per_func, dtype=torch.float64).T                       # (N, F), NaN = no reward
-        w = trainer.reward_weights.detach().cpu().double()
-        total = (r * w).nansum(1).masked_fill(torch.isnan(r).all(1), math.nan)
-        for key, value in luffy_group_stats(total, all_off, trainer.num_generations).items():
-            if value is not None: trainer.record_metric(f"luffy/{key}", value)
-
-    def compute_loss(self, trainer, model, inputs: dict) -> torch.Tensor:
-        "LUFFY's loss of one micro-batch: on-policy ratio loss, shaped off-policy loss, entropy bonus."
-        prompt_ids, prompt_mask = inputs["prompt_ids"], inputs["prompt_mask"]
-        completion_ids, completion_mask = inputs["completion_ids"], inputs["completion_mask"]
-        input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
-        attention_mask = torch.cat([prompt_mask, completion_mask], dim=1)
-        mask = completion_mask if "tool_mask" not in inputs else completion_mask * inputs["tool_mask"]
-        logps, entropies, _ = trainer._get_per_token_logps_and_entropies(
-            model, input_ids, attention_mask, completion_ids.size(1), compute_entropy=True)
-        off = inputs.get("off_policy_mask")
-        off = torch.zeros_like(mask, dtype=torch.bool) if off is None else off.bool()
-        clip = (trainer.epsilon_low, trainer.epsilon_high) if self.args.luffy_clip_on_policy else None
-        per_token = luffy_token_loss(logps, inputs.get("old_per_token_logps"), inputs["advantages"], off, mask,
-                                     gamma=self.args.off_policy_gamma, clip=clip)
-        if "importance_sampling_ratio" in inputs: # vLLM's sampling correction, for sampled tokens only
-            per_token = torch.where(off, per_token, per_token * inputs["importance_sampling_ratio"])
-        if trainer.beta != 0.0:
-            ref = inputs["ref_per_token_logps"]
-            per_token = per_token + trainer.beta * (torch.exp(ref - logps) - (ref - logps) - 1)
-        loss = trainer.aggregate_token_loss(per_token, mask, inputs)
-        coef = getattr(trainer, "entropy_coef", 0.0)
-        if coef:
-            accumulation = trainer.current_gradient_accumulation_steps if trainer.model.training else 1.0
-            loss = loss - coef * (entropies * mask).sum() / mask.sum().clamp(min=1.0) / accumulation
-        entropy = _global_masked_mean(trainer, entropies, mask)
-        off_prob = _global_masked_mean(trainer, logps.exp(), off & mask.bool())
-        if entropy is not None: trainer.record_metric("entropy", entropy)
-        if off_prob is not None: trainer.record_metric("luffy/off_policy_prob", off_prob)
-        return loss
-
-    def log_fields(self, trainer, batch: dict) -> dict[str, list]:
-        "`off_policy` (true for demonstrations) on each completion record."
-        off = batch.get("off_policy")
-        return {"off_policy": [False] * batch["completion_ids"].size(0) if off is None else off.bool().tolist()}
+# %% ../nbs/07_luffy.ipynb #840380cd
+@patch
+def log_fields(self: LuffyMethod, trainer, batch: dict) -> dict[str, list]:
+    "`off_policy` (true for demonstrations) on each completion record."
+    off = batch.get("off_policy")
+    return {"off_policy": [False] * batch["completion_ids"].size(0) if off is None else off.bool().tolist()}
