@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from datasets import Dataset
-from peft import LoraConfig, get_peft_model
+from peft import LoraConfig, PeftModel, get_peft_model
 from safetensors import SafetensorError
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
@@ -204,7 +204,6 @@ def _is_adapter_folder(name_or_path) -> bool:
 
 def _load_adapter(path: Path, lora=None, **kwargs) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     "A PEFT adapter folder (what training with LoRA saves): its base model with the adapters, merged unless `lora` asks to train on."
-    from peft import PeftModel
     base = json.loads((path / "adapter_config.json").read_text()).get("base_model_name_or_path")
     if not base: raise _not_loadable(str(path), "its adapter_config.json names no base model (base_model_name_or_path)")
     model, tokenizer = load_policy(base, lora=None, **kwargs)
