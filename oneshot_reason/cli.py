@@ -16,20 +16,22 @@ import shutil
 import signal
 import sys
 import time
+import warnings
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .core import OneShotError, append_jsonl, is_main_process, set_seed
+from .core import (OneShotError, append_jsonl, checkpoint_finished, checkpoint_step, is_main_process,
+                                 last_complete_checkpoint, local_data_dir, set_seed, setting_value)
 
 # %% auto #0
-__all__ = ['RUN_FILES', 'MANIFEST_STEPS', 'FORMAT_REWARDS', 'ALGO_PRESETS', 'TrainOptions', 'SettingError', 'load_options',
-           'check_options', 'run_files', 'run_manifest', 'manifest_differences', 'prepare_run_dir', 'clear_run',
-           'check_offline', 'Console', 'step_line', 'console_callback', 'heldout_callback', 'summary_text', 'run_train',
-           'eval_output_dir', 'metric_counts', 'run_eval', 'eval_text', 'run_generate', 'build_parser', 'cli_words',
-           'main']
+__all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'RUN_FILES', 'MANIFEST_STEPS', 'TrainOptions', 'SettingError', 'check_options',
+           'load_options', 'run_files', 'manifest_trainer_fields', 'run_manifest', 'manifest_differences',
+           'prepare_run_dir', 'clear_run', 'check_offline', 'Console', 'step_line', 'console_callback',
+           'heldout_callback', 'summary_text', 'run_train', 'eval_output_dir', 'metric_counts', 'run_eval', 'eval_text',
+           'run_generate', 'build_parser', 'cli_words', 'main']
 
 # %% ../nbs/11_cli.ipynb #e4d58175
 def _opt(default, help: str, factory=None):
@@ -73,6 +75,7 @@ class SettingError(OneShotError):
 
 def _flag(key: str) -> str: return "--" + key.replace("_", "-")
 
+# %% ../nbs/11_cli.ipynb #3e479d50
 def _setting(opts, key: str, value: Any = None, show_value: bool = True) -> str:
     "How the user wrote setting `key` (with `value`): a flag, a key of their YAML file, or a Python argument."
     source = getattr(opts, "_sources", {}).get(key.split(".")[0], getattr(opts, "_interface", "python"))
@@ -87,11 +90,16 @@ def _setting(opts, key: str, value: Any = None, show_value: bool = True) -> str:
     else: name = key
     return f"{name}={shown}" if show_value else f"{name}="
 
+# %% ../nbs/11_cli.ipynb #dc3877d3
 def _refuse(opts, key: str, value: Any, accepted: str) -> OneShotError:
     "The one-line error for a refused setting: the setting as the user wrote it, then what is accepted."
     return SettingError(f"{_setting(opts, key, value)}: {accepted}")
 
-def _did_you_mean(name: str, candidates) -> str:
+# %% ../nbs/11_cli.ipynb #c5b92631
+def _did_you_mean(name: str, # what the user wrote
+                  candidates, # the names accepted
+                 ) -> str:
+    "'; did you mean ...?' with the closest candidate, or '' when none is close."
     close = difflib.get_close_matches(str(name), list(candidates), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 
@@ -103,6 +111,7 @@ def _kind(annotation) -> str:
     if parts in ({"float"}, {"float", "int"}): return "float"
     return next(iter(parts)) if len(parts) == 1 and parts <= {"bool", "int", "str"} else "other"
 
+# %% ../nbs/11_cli.ipynb #e67a10b5
 _KIND_WORDS = {"int": "a whole number", "float": "a number (e.g. 1e-5)", "bool": "true or false", "str": "text"}
 
 def _convert(value: Any, kind: str) -> Any:
@@ -131,11 +140,6 @@ def _convert(value: Any, kind: str) -> Any:
 # %% ../nbs/11_cli.ipynb #e24e22a4
 _RANGES = {"max_steps": 1, "save_steps": 1, "seed": 0, "lora": 1, "n_train": 1, "n_eval": 0, "eval_steps": 0,
            "internal_layer": 0, "iterative_steps": 0} # the smallest accepted value of each number
-_TRAINER_RANGES = {"max_steps": (1, "a whole number >= 1 (steps; for epochs leave max_steps unset and set num_train_epochs)"),
-                   "save_steps": (1, "a number >= 1"), "per_device_train_batch_size": (1, "a whole number >= 1"),
-                   "gradient_accumulation_steps": (1, "a whole number >= 1"), "num_generations": (2, "a whole number >= 2"),
-                   "max_completion_length": (1, "a whole number >= 1"), "learning_rate": (1e-300, "a number > 0 (e.g. 1e-5)"),
-                   "logging_steps": (1e-300, "a number > 0"), "temperature": (1e-300, "a number > 0")}
 
 def _check_values(opts: TrainOptions) -> None:
     "Convert each option to its field's type and check its range; one line naming the setting on the first bad one."
@@ -161,6 +165,7 @@ def _choices() -> dict[str, list[str]]:
             "methods": known_methods(), "dataset": ["synthetic", "gsm8k", *[b for b in BENCHMARKS if b != "gsm8k"]],
             "demo_steps": PRESETS["cpu-demo"]().get("max_steps")}
 
+# %% ../nbs/11_cli.ipynb #9ff3eccc
 def _check_choices(opts: TrainOptions) -> None:
     "Refuse names that no registry knows (with the nearest known name)."
     from oneshot_reason.trainer import parse_algo
@@ -178,6 +183,13 @@ def _check_choices(opts: TrainOptions) -> None:
         bad = next((p for p in str(opts.algo).lower().split("+") if p.strip() not in names), "")
         what = f"unknown algorithm {bad.strip()!r}; choose grpo or {', '.join(choices['methods'])}, joined with '+' to combine them" if bad.strip() else re.sub(r"^algo=\S+ ", "", str(e))
         raise _refuse(opts, "algo", opts.algo, what + _did_you_mean(bad.strip(), names)) from None
+
+# %% ../nbs/11_cli.ipynb #9f6de8f7
+_TRAINER_RANGES = {"max_steps": (1, "a whole number >= 1 (steps; for epochs leave max_steps unset and set num_train_epochs)"),
+                   "save_steps": (1, "a number >= 1"), "per_device_train_batch_size": (1, "a whole number >= 1"),
+                   "gradient_accumulation_steps": (1, "a whole number >= 1"), "num_generations": (2, "a whole number >= 2"),
+                   "max_completion_length": (1, "a whole number >= 1"), "learning_rate": (1e-300, "a number > 0 (e.g. 1e-5)"),
+                   "logging_steps": (1e-300, "a number > 0"), "temperature": (1e-300, "a number > 0")} # smallest value, words
 
 def _check_trainer_fields(opts: TrainOptions) -> None:
     "The `trainer:` mapping: known OneShotConfig fields (else the nearest name), values of their types and ranges."
@@ -210,6 +222,17 @@ def _check_paths(opts: TrainOptions) -> None:
     if opts.resume and opts.overwrite:
         raise SettingError(f"{_setting(opts, 'resume', True)} and {_setting(opts, 'overwrite', True)}: choose one "
                            "(continue the run, or delete it and start afresh)")
+
+# %% ../nbs/11_cli.ipynb #39eb968f
+def check_options(opts: TrainOptions, # options from `load_options` or built directly (then named as Python arguments)
+                 ) -> TrainOptions:
+    "Check and convert every option (types, ranges, files, registry names, `trainer:` fields); returns `opts`."
+    if not hasattr(opts, "_sources"): opts._sources, opts._interface, opts._config_path = {}, "python", None
+    _check_values(opts)
+    _check_paths(opts)
+    _check_choices(opts)
+    _check_trainer_fields(opts)
+    return opts
 
 # %% ../nbs/11_cli.ipynb #c42490e7
 def load_options(config: str | Path | None = None, # a YAML file of options (top-level keys as the flags, `trainer:` for OneShotConfig fields)
@@ -244,15 +267,14 @@ def load_options(config: str | Path | None = None, # a YAML file of options (top
     opts._sources, opts._interface, opts._config_path = sources, interface, config_path
     return check_options(opts)
 
-def check_options(opts: TrainOptions, # options from `load_options` or built directly (then named as Python arguments)
-                 ) -> TrainOptions:
-    "Check and convert every option (types, ranges, files, registry names, `trainer:` fields); returns `opts`."
-    if not hasattr(opts, "_sources"): opts._sources, opts._interface, opts._config_path = {}, "python", None
-    _check_values(opts)
-    _check_paths(opts)
-    _check_choices(opts)
-    _check_trainer_fields(opts)
-    return opts
+# %% ../nbs/11_cli.ipynb #31434723
+FORMAT_REWARDS = {"xml": "oneshot", "hash": "hash", "think": "think", "boxed": "boxed"} # reward stack per prompt format
+ALGO_PRESETS = {"grpo": "oneshot", "m3po": "m3po", "luffy": "luffy", "bupo": "bupo"} # trainer preset per first method
+
+def _preset_name(opts: TrainOptions) -> str:
+    "The trainer preset of a run: the one asked for, cpu-demo for the offline demo, else the first method's."
+    if opts.preset: return opts.preset
+    return "cpu-demo" if opts.offline_demo else ALGO_PRESETS.get(opts.algo.split("+")[0], "oneshot")
 
 # %% ../nbs/11_cli.ipynb #a5d59dc7
 RUN_FILES = ("run.json", "summary.json", "summary_before.json", "completions.jsonl", "heldout.jsonl", "runs", "final",
@@ -265,31 +287,17 @@ def run_files(output_dir: str | Path) -> list[Path]:
     found = [out / name for name in RUN_FILES if (out / name).exists()]
     return found + sorted((p for p in out.glob("checkpoint-*") if p.is_dir()), key=lambda p: p.name)
 
-def _checkpoints(output_dir: str | Path) -> list[tuple[int, Path]]:
-    "(global step, folder) of the complete checkpoint-N folders (with trainer_state.json), newest first."
-    found = []
-    for p in Path(output_dir).glob("checkpoint-*"):
-        state = p / "trainer_state.json"
-        if not (p.is_dir() and state.is_file()): continue
-        try: found.append((int(json.loads(state.read_text()).get("global_step", 0)), p))
-        except (ValueError, json.JSONDecodeError): continue
-    return sorted(found, key=lambda t: t[0], reverse=True)
-
-def _checkpoint_max_steps(checkpoint: Path) -> int | None:
-    "The step count the run that saved `checkpoint` was training to."
-    try: return int(json.loads((checkpoint / "trainer_state.json").read_text()).get("max_steps")) or None
-    except (ValueError, TypeError, json.JSONDecodeError, OSError): return None
-
 # %% ../nbs/11_cli.ipynb #12e9ed43
 MANIFEST_STEPS = ("max_steps", "save_steps", "eval_steps") # may differ between a run and its resume
-_MANIFEST_TRAINER = ("learning_rate", "lr_scheduler_type", "num_generations", "max_completion_length", "temperature",
-                     "beta", "loss_type", "per_device_train_batch_size", "gradient_accumulation_steps", "internal_layer",
-                     "iterative_steps", "cross_path_lambda", "off_policy_gamma")
 
-def _plain(v):
-    v = getattr(v, "value", v) # enums (lr_scheduler_type)
-    return v if isinstance(v, (str, int, float, bool, type(None))) else str(v)
+def manifest_trainer_fields() -> tuple[str, ...]:
+    "The `OneShotConfig` fields `run.json` records: what a resume must share (`RESUME_SETTINGS`) and every method's `settings`."
+    from oneshot_reason.trainer import RESUME_SETTINGS, get_method, known_methods
+    named = ("algo", "seed", "prompt_format") # recorded under the run's own names: algo, seed, format
+    fields_ = [n for n in RESUME_SETTINGS if n not in named] + [n for m in known_methods() for n in get_method(m).settings]
+    return tuple(dict.fromkeys(fields_))
 
+# %% ../nbs/11_cli.ipynb #dce2bf05
 def run_manifest(opts: TrainOptions, # the run's options
                  config, # its `OneShotConfig`
                 ) -> dict:
@@ -300,17 +308,19 @@ def run_manifest(opts: TrainOptions, # the run's options
                 "format": opts.format, "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format],
                 "preset": _preset_name(opts), "seed": opts.seed, "lora": opts.lora,
                 "n_train": opts.n_train if opts.offline_demo else None, "n_eval": opts.n_eval if opts.offline_demo else None}
-    settings.update({key: _plain(getattr(config, key)) for key in _MANIFEST_TRAINER})
-    settings.update({f"trainer.{k}": _plain(v) for k, v in opts.trainer.items() if k not in settings and k not in MANIFEST_STEPS})
-    return {"settings": settings, "max_steps": config.max_steps, "save_steps": _plain(config.save_steps),
+    settings.update({key: setting_value(getattr(config, key)) for key in manifest_trainer_fields()})
+    settings.update({f"trainer.{k}": setting_value(v) for k, v in opts.trainer.items() if k not in settings and k not in MANIFEST_STEPS})
+    return {"settings": settings, "max_steps": config.max_steps, "save_steps": setting_value(config.save_steps),
             "eval_steps": opts.eval_steps}
 
+# %% ../nbs/11_cli.ipynb #04716295
 def manifest_differences(run: dict, # the `run.json` of the run in the folder
                          command: dict, # `run_manifest` of the command
                         ) -> list[tuple[str, Any, Any]]:
     "(setting, the run's value, the command's value) for each setting that differs."
     a, b = run.get("settings", {}), command.get("settings", {})
-    return [(k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    keys = [k for k in sorted(set(a) | set(b)) if k in a or k.startswith("trainer.")]
+    return [(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)]
 
 # %% ../nbs/11_cli.ipynb #69192e20
 def _name(opts, key: str) -> str:
@@ -318,17 +328,21 @@ def _name(opts, key: str) -> str:
     is_flag = key in {f.name for f in fields(TrainOptions)} and key != "trainer"
     return _flag(key) if is_flag and getattr(opts, "_sources", {}).get(key, getattr(opts, "_interface", "python")) == "cli" else key
 
+# %% ../nbs/11_cli.ipynb #45ebc9fe
 def _describe(out: Path) -> str:
-    "A few words on the run in `out`: its method, newest checkpoint and whether it finished."
+    "A few words on the run in `out`: its method, newest complete checkpoint and whether it finished."
     words = []
     manifest = out / "run.json"
     if manifest.is_file():
         try: words.append(json.loads(manifest.read_text())["settings"]["algo"])
         except (KeyError, ValueError, TypeError): pass
-    if (points := _checkpoints(out)): words.append(points[0][1].name)
+    with warnings.catch_warnings(): # an incomplete checkpoint is skipped silently here: the refusal stays one line
+        warnings.simplefilter("ignore")
+        if (checkpoint := last_complete_checkpoint(out)) is not None: words.append(checkpoint.name)
     if (out / "summary.json").is_file(): words.append("finished")
     return f" ({', '.join(words)})" if words else ""
 
+# %% ../nbs/11_cli.ipynb #19051b95
 def prepare_run_dir(opts: TrainOptions, # the run's options
                     manifest: dict, # `run_manifest` of the command
                    ) -> Path | None:
@@ -338,8 +352,8 @@ def prepare_run_dir(opts: TrainOptions, # the run's options
     if found == [out / "run.json"]: found = [] # a run that stopped before writing anything else: nothing to lose
     folder = _setting(opts, "output_dir", opts.output_dir)
     if opts.resume:
-        points = _checkpoints(out)
-        if not points:
+        checkpoint = last_complete_checkpoint(out)
+        if checkpoint is None:
             why = "it does not exist" if not out.exists() else "the run stopped before its first checkpoint" if found else "it holds no run"
             raise SettingError(f"{_setting(opts, 'resume', True)}: nothing to resume in {folder} ({why}); train without "
                                f"{_setting(opts, 'resume', True, show_value=False)}" + (f" or start afresh with {_setting(opts, 'overwrite', True)}" if found else ""))
@@ -350,13 +364,14 @@ def prepare_run_dir(opts: TrainOptions, # the run's options
                 raise SettingError(f"{_setting(opts, 'resume', True)}: {folder} holds a run with other settings ({named}); "
                                    f"repeat the run's settings to continue it, train into another folder, or start afresh with "
                                    f"{_setting(opts, 'overwrite', True)}")
-        return points[0][1]
+        return checkpoint
     if found and not opts.overwrite:
         raise SettingError(f"{folder} already holds a run{_describe(out)}; continue it with {_setting(opts, 'resume', True)}, "
                            f"start afresh with {_setting(opts, 'overwrite', True)} (deletes its checkpoints, logs and results), "
                            f"or choose another folder")
     return None
 
+# %% ../nbs/11_cli.ipynb #d29c7c6d
 def clear_run(output_dir: str | Path) -> list[str]:
     "Delete a run's files from `output_dir` (nothing else); returns their names."
     removed = []
@@ -374,6 +389,7 @@ def _dataset_cached(repo: str) -> bool:
     hub_cache = Path(os.environ.get("HF_HUB_CACHE", home / "hub")).expanduser()
     return (datasets_cache / repo.replace("/", "___")).is_dir() or (hub_cache / f"datasets--{repo.replace('/', '--')}").is_dir()
 
+# %% ../nbs/11_cli.ipynb #28f40741
 def _model_on_disk(name: str) -> bool:
     "Whether a model name is the tiny model, a local folder or a Hub id in the local cache."
     if name.strip().lower() == "tiny" or Path(name).expanduser().exists(): return True
@@ -381,6 +397,15 @@ def _model_on_disk(name: str) -> bool:
     try: return isinstance(try_to_load_from_cache(name, "config.json"), str)
     except Exception: return False # not a valid repo id: load_policy names the problem
 
+# %% ../nbs/11_cli.ipynb #02c53e51
+def _shared_copy(benchmark: str) -> Path | None:
+    "The local copy `evaluate` would use for a benchmark (the shared data folder), if there is one."
+    from oneshot_reason.data import BENCHMARKS
+    shared = local_data_dir()
+    local = shared / BENCHMARKS[benchmark].file if shared is not None and benchmark in BENCHMARKS else None
+    return local if local is not None and local.exists() else None
+
+# %% ../nbs/11_cli.ipynb #8cd9959f
 def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `data_path`
                   model_key: str = "model", # the option holding the model
                   data_key: str = "dataset", # the option naming the Hub dataset or benchmark
@@ -403,23 +428,7 @@ def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `d
                        f"{_setting(opts, 'data_path', show_value=False)} FILE (.jsonl, .json, .parquet)"
                        + (" or use the synthetic problems" if data_key == "dataset" else ""))
 
-def _shared_copy(benchmark: str) -> Path | None:
-    "The local copy `evaluate` would use for a benchmark (the shared data folder), if there is one."
-    from oneshot_reason.core import local_data_dir
-    from oneshot_reason.data import BENCHMARKS
-    shared = local_data_dir()
-    local = shared / BENCHMARKS[benchmark].file if shared is not None and benchmark in BENCHMARKS else None
-    return local if local is not None and local.exists() else None
-
 # %% ../nbs/11_cli.ipynb #aa1f9a70
-FORMAT_REWARDS = {"xml": "oneshot", "hash": "hash", "think": "think", "boxed": "boxed"} # reward stack per prompt format
-ALGO_PRESETS = {"grpo": "oneshot", "m3po": "m3po", "luffy": "luffy", "bupo": "bupo"} # trainer preset per first method
-
-def _preset_name(opts: TrainOptions) -> str:
-    "The trainer preset of a run: the one asked for, cpu-demo for the offline demo, else the first method's."
-    if opts.preset: return opts.preset
-    return "cpu-demo" if opts.offline_demo else ALGO_PRESETS.get(opts.algo.split("+")[0], "oneshot")
-
 def _trainer_config(opts: TrainOptions):
     "The `OneShotConfig` of a run (validated: impossible combinations fail here, before any model is loaded)."
     from oneshot_reason.trainer import config_preset
@@ -433,6 +442,7 @@ def _trainer_config(opts: TrainOptions):
     except (ValueError, TypeError) as e: # a value TRL or transformers refuse (e.g. an unknown lr_scheduler_type)
         raise OneShotError(f"OneShotConfig refused the trainer settings: {' '.join(str(e).split())[:300]}; fix them under `trainer:`") from None
 
+# %% ../nbs/11_cli.ipynb #226f0004
 def _train_data(opts: TrainOptions):
     "The training set (and, for the offline demo, the held-out set) in the run's prompt format."
     from oneshot_reason import data
@@ -448,6 +458,7 @@ def _train_data(opts: TrainOptions):
     if name == "gsm8k": return data.load_gsm8k("train", format=opts.format), None
     return data.load_benchmark(name, format=opts.format), None
 
+# %% ../nbs/11_cli.ipynb #68560e84
 def _accuracy(model, tokenizer, dataset, config, output_dir: Path | None = None) -> tuple[float, int]:
     "Greedy held-out accuracy and the count of problems solved, the same decoding before, during and after training."
     from oneshot_reason.evaluate import evaluate
@@ -477,6 +488,7 @@ class Console:
         if not is_main_process(): return
         print(json.dumps(data, indent=2) if self.mode == "json" else text, flush=True)
 
+# %% ../nbs/11_cli.ipynb #3e60fce7
 def step_line(logs: dict, # the metrics TRL logs at a step
               step: int, # the step
               max_steps: int, # the run's length
@@ -511,6 +523,7 @@ def console_callback(console: Console, # where the lines go
             if self.bar is not None: self.bar.close(); self.bar = None
     return ConsoleProgress()
 
+# %% ../nbs/11_cli.ipynb #db8edf68
 def _use_console(trainer, console: Console) -> None:
     "Swap the trainer's printing callbacks for `console_callback`."
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
@@ -519,6 +532,7 @@ def _use_console(trainer, console: Console) -> None:
         if isinstance(cb, (PrinterCallback, ProgressCallback, NotebookProgressCallback)): trainer.remove_callback(cb)
     trainer.add_callback(console_callback(console))
 
+# %% ../nbs/11_cli.ipynb #d05977f9
 def heldout_callback(trainer, # the OneShotTrainer being trained
                      dataset, # held-out problems with `prompt` and `answer`
                      every: int, # evaluate every this many steps
@@ -572,6 +586,7 @@ def _barrier() -> None:
         from accelerate import PartialState
         PartialState().wait_for_everyone()
 
+# %% ../nbs/11_cli.ipynb #c8c58e7b
 def _warn_bupo(opts: TrainOptions, config, console: Console) -> None:
     "Warn when the run ends before BuPO's second (full-model) phase."
     if "bupo" in config.methods and config.iterative_steps > 0 and 0 < config.max_steps <= config.iterative_steps:
@@ -579,6 +594,7 @@ def _warn_bupo(opts: TrainOptions, config, console: Console) -> None:
                      f"alone for {config.iterative_steps} steps), so the full-model phase never runs; train more than "
                      f"{config.iterative_steps} steps or lower {_name(opts, 'iterative_steps')}")
 
+# %% ../nbs/11_cli.ipynb #17cb90ed
 def run_train(opts: TrainOptions, # what to train (see `load_options`)
               console: Console | None = None, # where messages go (default: compact lines and the summary)
              ) -> dict:
@@ -594,15 +610,14 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     config = _trainer_config(opts)
     manifest = run_manifest(opts, config)
     checkpoint = prepare_run_dir(opts, manifest)
-    if checkpoint is not None:
-        done = _checkpoints(out)[0][0]
-        target = config.max_steps if config.max_steps > 0 else _checkpoint_max_steps(checkpoint)
-        if target and done >= target:
-            summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").is_file() else {"steps": done}
-            summary.update(run_dir=str(out), finished=True)
-            console.summary(f"{out} already finished: step {done} of {target} ({checkpoint.name}); nothing to train. "
-                            f"Pass a larger {_name(opts, 'max_steps')} to train further.", summary)
-            return summary
+    if checkpoint is not None and checkpoint_finished(checkpoint, config.max_steps):
+        done = checkpoint_step(checkpoint)
+        target = config.max_steps if config.max_steps > 0 else done # the run's own count, which it reached
+        summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").is_file() else {"steps": done}
+        summary.update(run_dir=str(out), finished=True)
+        console.summary(f"{out} already finished: step {done} of {target} ({checkpoint.name}); nothing to train. "
+                        f"Pass a larger {_name(opts, 'max_steps')} to train further.", summary)
+        return summary
     from oneshot_reason.rewards import reward_preset
     from oneshot_reason.trainer import OneShotTrainer, check_run
     set_seed(opts.seed)
@@ -632,7 +647,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
                                            reward_preset=summary["reward_preset"]))
     _use_console(trainer, console)
     if heldout is not None and opts.eval_steps: trainer.add_callback(heldout_callback(trainer, heldout, opts.eval_steps, console))
-    if checkpoint is not None: console.line(f"resuming from {checkpoint} (step {_checkpoints(out)[0][0]} of {config.max_steps})")
+    if checkpoint is not None: console.line(f"resuming from {checkpoint} (step {checkpoint_step(checkpoint)} of {config.max_steps})")
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     if heldout is not None:
         summary["accuracy_after"], summary["correct_after"] = _accuracy(trainer.model, tokenizer, heldout, config, out / "eval_after")
@@ -656,6 +671,7 @@ def eval_output_dir(model: str, # the evaluated model's name or folder
         return run / "eval"
     return Path("outputs/eval")
 
+# %% ../nbs/11_cli.ipynb #cdc0e3af
 def metric_counts(summary: dict, # `EvalResult.to_dict()` plus its records' `correct` flags under 'correct'
                  ) -> dict[str, str]:
     "Each metric as a count: correct/n problems (correct/(n x k) samples for avg@k; about value x n for pass@k, k > 1)."
@@ -667,6 +683,7 @@ def metric_counts(summary: dict, # `EvalResult.to_dict()` plus its records' `cor
         else: counts[name] = f"about {value * n:.1f}/{n}"
     return counts
 
+# %% ../nbs/11_cli.ipynb #1ab580af
 def run_eval(model: str = "tiny", # HF id, local path, or 'tiny'
              benchmark: str = "gsm8k", # gsm8k, math500, aime24, aime25, amc23, synthetic
              data_path: str | None = None, # a local file of the benchmark (GSM8K jsonl, verl parquet, ...)
@@ -696,6 +713,7 @@ def run_eval(model: str = "tiny", # HF id, local path, or 'tiny'
     del summary["correct"]
     return summary
 
+# %% ../nbs/11_cli.ipynb #ec5cbfcb
 def eval_text(summary: dict) -> str:
     "What `oneshot-reason eval` prints: the benchmark and n, correct/n per metric, the files written."
     decoding = "greedy" if summary["temperature"] == 0 else f"temperature {summary['temperature']:g}"
@@ -709,6 +727,7 @@ def eval_text(summary: dict) -> str:
         lines.append(f"the run's report shows it: oneshot-reason report --run-dir {run}")
     return "\n".join(lines)
 
+# %% ../nbs/11_cli.ipynb #75921770
 def run_generate(question: str, # the problem to solve
                  model: str = "tiny", # HF id, local path, or 'tiny'
                  format: str = "xml", # prompt format
@@ -725,8 +744,6 @@ def run_generate(question: str, # the problem to solve
     return result
 
 # %% ../nbs/11_cli.ipynb #e96f4b41
-_METAVARS = {"int": "N", "float": "X", "str": "NAME"}
-
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     "Shows defaults, and fills the registries' names into the help (only when help is asked for: they import the trainer)."
     def _get_help_string(self, action):
@@ -738,10 +755,14 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.default is None or action.default is argparse.SUPPRESS or "(default" in text: return text
         return text + " (default: %(default)s)"
 
+# %% ../nbs/11_cli.ipynb #b87bb923
 class _Parser(argparse.ArgumentParser):
     "argparse with one-line errors."
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+# %% ../nbs/11_cli.ipynb #8da40671
+_METAVARS = {"int": "N", "float": "X", "str": "NAME"} # how the help names a flag's value, by the field's kind
 
 def _add_train_flags(parser: argparse.ArgumentParser) -> None:
     "One flag per `TrainOptions` field (except `trainer`, a YAML mapping); None means 'not given'."
@@ -752,6 +773,7 @@ def _add_train_flags(parser: argparse.ArgumentParser) -> None:
         if kind == "bool": parser.add_argument(_flag(f.name), action="store_true", default=None, help=help)
         else: parser.add_argument(_flag(f.name), metavar="PATH" if "path" in f.name or "dir" in f.name else _METAVARS.get(kind, "VALUE"), help=help)
 
+# %% ../nbs/11_cli.ipynb #348bf31a
 def build_parser() -> argparse.ArgumentParser:
     "The `oneshot-reason` argument parser."
     p = _Parser(prog="oneshot-reason", description="Teach small language models to reason in mathematics with RL.")
@@ -812,7 +834,11 @@ def _quiet_libraries() -> None:
     import transformers, datasets, huggingface_hub
     transformers.utils.logging.disable_progress_bar(); datasets.disable_progress_bars(); huggingface_hub.utils.disable_progress_bars()
 
-def _dispatch(args: argparse.Namespace, argv: list[str]) -> Any:
+# %% ../nbs/11_cli.ipynb #17692e14
+def _dispatch(args: argparse.Namespace, # the parsed flags
+              argv: list[str], # the command line as typed (recorded in run.json)
+             ) -> Any:
+    "Run the sub-command `args.command` and print what it prints; returns its result."
     kw = {k: v for k, v in vars(args).items() if k != "command"}
     if args.command == "train":
         config, quiet, as_json = kw.pop("config"), kw.pop("quiet"), kw.pop("json")
@@ -836,6 +862,7 @@ def _dispatch(args: argparse.Namespace, argv: list[str]) -> Any:
     print(result["completion"]); print(f"\nanswer: {result['answer']}")
     return result
 
+# %% ../nbs/11_cli.ipynb #b150e141
 def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
         ) -> int:
     "Entry point of the `oneshot-reason` console script; returns the exit status."

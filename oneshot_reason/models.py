@@ -10,36 +10,29 @@ from __future__ import annotations
 import importlib.resources
 import importlib.util
 import json
-import math
 import os
 import pickle
-import random
 import re
 import socket
 import threading
-import time
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import torch
 from datasets import Dataset
-from peft import LoraConfig, get_peft_model
+from peft import LoraConfig, PeftModel, get_peft_model
 from safetensors import SafetensorError
-from tokenizers import AddedToken, Tokenizer, decoders, models as tokenizer_models, pre_tokenizers, trainers
-from transformers import (AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase,
-                          PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM)
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from .core import OneShotError, default_dtype, get_device, set_seed
-from .data import (DIFFICULTIES, FORMATS, PromptFormat, build_prompt, extract_boxed_answer, extract_hash_answer,
-                                  get_format, synthetic_problems)
+from .data import PromptFormat, extract_boxed_answer, extract_hash_answer, get_format, synthetic_problems
 from .rewards import check_answer
 
 # %% auto #0
-__all__ = ['CHATML_TEMPLATE', 'LORA_TARGETS', 'LORA_DEFAULTS', 'TINY_SPECIAL_TOKENS', 'TINY_RECIPE', 'prepare_tokenizer',
-           'resolve_dtype', 'lora_config', 'tiny_path', 'hub_offline', 'resolve_model_source', 'add_lora',
-           'load_policy', 'save_policy', 'format_tags', 'chatml', 'tiny_corpus', 'build_tiny_tokenizer', 'tiny_config',
-           'warm_start', 'final_answer', 'quick_eval', 'hasty_solution', 'tiny_training_data', 'build_tiny_model']
+__all__ = ['CHATML_TEMPLATE', 'LORA_TARGETS', 'LORA_DEFAULTS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED',
+           'prepare_tokenizer', 'resolve_dtype', 'lora_config', 'tiny_path', 'hub_offline', 'resolve_model_source',
+           'add_lora', 'load_policy', 'save_policy', 'final_answer', 'quick_eval']
 
 # %% ../nbs/03_models.ipynb #94f16243
 CHATML_TEMPLATE = (
@@ -48,6 +41,7 @@ CHATML_TEMPLATE = (
     "{%- endfor %}"
     "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{%- endif %}")
 
+# %% ../nbs/03_models.ipynb #0ae52655
 def prepare_tokenizer(tokenizer: PreTrainedTokenizerBase, # a Hugging Face tokenizer
                       model: PreTrainedModel | None = None, # its model: embeddings grow if a pad token is added
                      ) -> PreTrainedTokenizerBase:
@@ -81,6 +75,7 @@ def resolve_dtype(dtype: str | torch.dtype | None = "auto", # 'auto', a name suc
         raise OneShotError(f"unknown dtype {dtype!r}; use 'auto', 'float32', 'bfloat16' or 'float16'")
     return _DTYPES[key]
 
+# %% ../nbs/03_models.ipynb #54cf4e90
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 LORA_DEFAULTS = dict(r=32, lora_alpha=64, lora_dropout=0.0, target_modules=list(LORA_TARGETS), bias="none",
                      task_type="CAUSAL_LM")
@@ -102,15 +97,18 @@ def lora_config(lora: bool | int | dict | LoraConfig = True, # True, a rank, ove
     try: return LoraConfig(**settings)
     except TypeError as e: raise OneShotError(f"bad LoRA setting ({e}); see peft.LoraConfig for the field names") from None
 
-# %% ../nbs/03_models.ipynb #54cf4e90
+# %% ../nbs/03_models.ipynb #94e3c801
 def tiny_path() -> Path:
     "The folder of the embedded `tiny` model shipped with the package."
     return Path(str(importlib.resources.files("oneshot_reason"))) / "assets" / "tiny"
 
-def _env_flag(name: str) -> bool: return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+# %% ../nbs/03_models.ipynb #deee2ade
+HUB_PROBE_SECONDS = 2.0 # how long the Hub may take to accept a connection before we call it unreachable
 
 @lru_cache(maxsize=None)
-def _hub_reachable(endpoint: str, timeout: float = 2.0) -> bool:
+def _hub_reachable(endpoint: str, # the Hub's URL, e.g. https://huggingface.co
+                   timeout: float = HUB_PROBE_SECONDS, # seconds to wait, DNS included
+                  ) -> bool:
     "Whether a TCP connection to the Hub endpoint opens within `timeout` seconds (DNS included)."
     host = re.sub(r"^https?://", "", endpoint).split("/")[0]
     host, _, port = host.partition(":")
@@ -122,11 +120,15 @@ def _hub_reachable(endpoint: str, timeout: float = 2.0) -> bool:
     thread = threading.Thread(target=probe, daemon=True); thread.start(); thread.join(timeout)
     return bool(result)
 
+# %% ../nbs/03_models.ipynb #9bb9e47e
+def _env_flag(name: str) -> bool: return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
 def hub_offline() -> bool:
     "True when the Hugging Face Hub cannot be used: `HF_HUB_OFFLINE`/`TRANSFORMERS_OFFLINE` set, or no connection."
     if _env_flag("HF_HUB_OFFLINE") or _env_flag("TRANSFORMERS_OFFLINE"): return True
     return not _hub_reachable(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
 
+# %% ../nbs/03_models.ipynb #8717faf0
 def _not_loadable(name: str, reason: str) -> OneShotError:
     return OneShotError(f"cannot load model {name!r}: {reason}. Offline, only local models load: use 'tiny' "
                         "(the embedded offline model) or the path of a local folder with config.json and safetensors weights")
@@ -147,17 +149,26 @@ def resolve_model_source(name_or_path: str | Path, # 'tiny', a local folder or a
         raise _not_loadable(name, "no such folder")
     return name, hub_offline()
 
-# %% ../nbs/03_models.ipynb #94e3c801
-def _choose_backend(backend: str, device: torch.device, is_tiny: bool) -> str:
+# %% ../nbs/03_models.ipynb #496dfee1
+BACKENDS = ("auto", "hf", "unsloth")
+
+def _choose_backend(backend: str, # one of `BACKENDS`
+                    device: torch.device, # where the model will live
+                    is_tiny: bool, # the embedded model (always 'hf')
+                   ) -> str:
+    "The backend `load_policy` uses: 'hf' or 'unsloth'."
     backend = str(backend).lower()
-    if backend not in ("auto", "hf", "unsloth"): raise OneShotError(f"unknown backend {backend!r}; use 'auto', 'hf' or 'unsloth'")
+    if backend not in BACKENDS: raise OneShotError(f"unknown backend {backend!r}; use 'auto', 'hf' or 'unsloth'")
     if backend == "auto":
         unsloth = importlib.util.find_spec("unsloth") is not None
         return "unsloth" if (unsloth and device.type == "cuda" and not is_tiny) else "hf"
     return backend
 
+# %% ../nbs/03_models.ipynb #215d2ae9
+UNSLOTH_SEED = 3407 # Unsloth's default `random_state` for the LoRA initialisation
+
 def _load_unsloth(source: str, lora, dtype: torch.dtype, trust_remote_code: bool, local_files_only: bool,
-                  max_seq_length: int = 2048, load_in_4bit: bool = False, seed: int = 3407, **kwargs):
+                  max_seq_length: int = 2048, load_in_4bit: bool = False, seed: int = UNSLOTH_SEED, **kwargs):
     "Load with Unsloth's FastLanguageModel (CUDA only) and add its LoRA adapters."
     if not torch.cuda.is_available(): raise OneShotError("backend='unsloth' needs a CUDA GPU; use backend='hf' on this machine")
     try: from unsloth import FastLanguageModel
@@ -176,6 +187,7 @@ def _load_unsloth(source: str, lora, dtype: torch.dtype, trust_remote_code: bool
             target_modules=sorted(cfg.target_modules), use_gradient_checkpointing="unsloth", random_state=seed)
     return model, prepare_tokenizer(getattr(tokenizer, "tokenizer", tokenizer), model)
 
+# %% ../nbs/03_models.ipynb #68251358
 def add_lora(model: PreTrainedModel, # a causal LM
              lora: bool | int | dict | LoraConfig = True, # see `lora_config`
             ) -> PreTrainedModel:
@@ -185,6 +197,21 @@ def add_lora(model: PreTrainedModel, # a causal LM
     except ValueError as e:
         raise OneShotError(f"LoRA could not be added ({e}); pass lora={{'target_modules': [...]}} with module names of this model") from None
 
+# %% ../nbs/03_models.ipynb #239d6e67
+def _is_adapter_folder(name_or_path) -> bool:
+    path = Path(str(name_or_path)).expanduser()
+    return path.is_dir() and (path / "adapter_config.json").exists() and not (path / "config.json").exists()
+
+def _load_adapter(path: Path, lora=None, **kwargs) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    "A PEFT adapter folder (what training with LoRA saves): its base model with the adapters, merged unless `lora` asks to train on."
+    base = json.loads((path / "adapter_config.json").read_text()).get("base_model_name_or_path")
+    if not base: raise _not_loadable(str(path), "its adapter_config.json names no base model (base_model_name_or_path)")
+    model, tokenizer = load_policy(base, lora=None, **kwargs)
+    if (path / "tokenizer_config.json").exists(): tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(path), model)
+    model = PeftModel.from_pretrained(model, path, is_trainable=bool(lora))
+    return (model if lora else model.merge_and_unload()), tokenizer
+
+# %% ../nbs/03_models.ipynb #fb84e4eb
 def load_policy(name_or_path: str | Path = "tiny", # 'tiny', a local folder, or a Hugging Face Hub id
                 backend: str = "auto", # 'auto', 'hf' (transformers) or 'unsloth' (CUDA only)
                 lora: bool | int | dict | LoraConfig | None = None, # LoRA adapters: see `lora_config`; None/False for none
@@ -221,20 +248,7 @@ def load_policy(name_or_path: str | Path = "tiny", # 'tiny', a local folder, or 
     if lora: model = add_lora(model, lora)
     return model, tokenizer
 
-def _is_adapter_folder(name_or_path) -> bool:
-    path = Path(str(name_or_path)).expanduser()
-    return path.is_dir() and (path / "adapter_config.json").exists() and not (path / "config.json").exists()
-
-def _load_adapter(path: Path, lora=None, **kwargs) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    "A PEFT adapter folder (what training with LoRA saves): its base model with the adapters, merged unless `lora` asks to train on."
-    from peft import PeftModel
-    base = json.loads((path / "adapter_config.json").read_text()).get("base_model_name_or_path")
-    if not base: raise _not_loadable(str(path), "its adapter_config.json names no base model (base_model_name_or_path)")
-    model, tokenizer = load_policy(base, lora=None, **kwargs)
-    if (path / "tokenizer_config.json").exists(): tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(path), model)
-    model = PeftModel.from_pretrained(model, path, is_trainable=bool(lora))
-    return (model if lora else model.merge_and_unload()), tokenizer
-
+# %% ../nbs/03_models.ipynb #2062bfdf
 def save_policy(model: PreTrainedModel, # the model to save
                 tokenizer: PreTrainedTokenizerBase, # its tokenizer
                 path: str | Path, # the folder (created if missing)
@@ -244,113 +258,7 @@ def save_policy(model: PreTrainedModel, # the model to save
     model.save_pretrained(path, safe_serialization=True); tokenizer.save_pretrained(path)
     return path
 
-# %% ../nbs/03_models.ipynb #239d6e67
-TINY_SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
-
-def format_tags() -> list[str]:
-    "The tags and delimiters of every prompt format in `data.FORMATS` (e.g. `<answer>`, `####`, `\\boxed{`)."
-    tags = set()
-    for f in FORMATS.values(): tags |= set(re.findall(r"</?[A-Za-z]+>", f.template)) | {f.delimiter}
-    return sorted(tags)
-
-def chatml(messages: list[dict], # chat messages (role, content)
-           completion: str | None = None, # an assistant reply to append, closed with `<|im_end|>`
-          ) -> str:
-    "`messages` rendered like `CHATML_TEMPLATE` with the generation prompt, plus `completion` when given."
-    text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages) + "<|im_start|>assistant\n"
-    return text if completion is None else text + completion + "<|im_end|>"
-
-def tiny_corpus(seed: int = 0, # seed of the synthetic problems
-                n: int = 200, # problems per (format, difficulty) pair
-               ) -> list[str]:
-    "ChatML texts (special tokens left out) of synthetic problems with solutions in every format and difficulty."
-    texts = []
-    for difficulty in DIFFICULTIES:
-        for name in FORMATS:
-            for row in synthetic_problems(n, seed=seed, split="train", format=name, difficulty=difficulty):
-                texts.append(re.sub("|".join(map(re.escape, TINY_SPECIAL_TOKENS)), "", chatml(row["prompt"], row["solution"])))
-    return texts
-
-def build_tiny_tokenizer(seed: int = 0, # seed of the training corpus
-                         vocab_size: int = 1024, # the most tokens BPE may make (it stops earlier on this corpus)
-                        ) -> PreTrainedTokenizerFast:
-    "Train the tiny model's byte-level BPE tokenizer (single digits, ChatML special tokens, format tags)."
-    bpe = Tokenizer(tokenizer_models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
-                                                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(TINY_SPECIAL_TOKENS), min_frequency=2,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    bpe.train_from_iterator(tiny_corpus(seed), trainer)
-    bpe.add_tokens([AddedToken(t, normalized=False, special=False) for t in format_tags()])
-    return PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                   padding_side="left", chat_template=CHATML_TEMPLATE, model_max_length=1024)
-
 # %% ../nbs/03_models.ipynb #01e17606
-def tiny_config(vocab_size: int, # the tokenizer's length
-                hidden_size: int = 128, # width of the residual stream
-                num_hidden_layers: int = 4, # decoder layers
-                intermediate_size: int = 256, # width of the SwiGLU MLP
-                num_attention_heads: int = 4, # query heads
-                num_key_value_heads: int = 2, # key/value heads (grouped-query attention)
-                **kwargs, # any other `Qwen2Config` field
-               ) -> Qwen2Config:
-    "The `Qwen2Config` of the embedded tiny model."
-    settings = dict(vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=num_hidden_layers,
-                    intermediate_size=intermediate_size, num_attention_heads=num_attention_heads,
-                    num_key_value_heads=num_key_value_heads, max_position_embeddings=1024, tie_word_embeddings=True,
-                    bos_token_id=None, pad_token_id=0, eos_token_id=2, use_cache=True)
-    return Qwen2Config(**(settings | kwargs))
-
-# %% ../nbs/03_models.ipynb #c6275c4c
-def _encode_example(tokenizer, prompt: list[dict], solution: str) -> tuple[list[int], list[int]]:
-    prompt_text = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
-    return (tokenizer(prompt_text, add_special_tokens=False)["input_ids"],
-            tokenizer(solution + tokenizer.eos_token, add_special_tokens=False)["input_ids"])
-
-def _collate(pairs: list[tuple[list[int], list[int]]], pad_id: int) -> dict[str, torch.Tensor]:
-    "Right-padded input ids, attention mask and labels (-100 outside the completions)."
-    length = max(len(p) + len(c) for p, c in pairs)
-    input_ids = torch.full((len(pairs), length), pad_id); labels = torch.full((len(pairs), length), -100)
-    attention_mask = torch.zeros((len(pairs), length), dtype=torch.long)
-    for i, (p, c) in enumerate(pairs):
-        input_ids[i, :len(p) + len(c)] = torch.tensor(p + c); attention_mask[i, :len(p) + len(c)] = 1
-        labels[i, len(p):len(p) + len(c)] = torch.tensor(c)
-    return dict(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
-
-def warm_start(model: PreTrainedModel, # the causal LM to train (in place)
-               tokenizer: PreTrainedTokenizerBase, # its tokenizer, with a chat template
-               dataset: Dataset, # rows with `prompt` (chat messages) and `solution` (the completion text)
-               steps: int = 1000, # optimizer steps
-               batch_size: int = 16, # examples per step, drawn at random with replacement
-               lr: float = 3e-3, # peak learning rate
-               warmup: int = 50, # linear warm-up steps
-               weight_decay: float = 0.1, # AdamW weight decay
-               seed: int = 0, # seed of the batch order
-               log_every: int = 0, # print the loss every this many steps (0: never)
-              ) -> list[float]:
-    "Supervised fine-tuning on the completions only; returns the loss of every step."
-    if not {"prompt", "solution"} <= set(dataset.column_names):
-        raise OneShotError(f"warm_start needs columns 'prompt' and 'solution', got {dataset.column_names}")
-    pairs = [_encode_example(tokenizer, p, s) for p, s in zip(dataset["prompt"], dataset["solution"])]
-    device = next(model.parameters()).device
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), weight_decay=weight_decay)
-    schedule = lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * s / steps))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-    generator = torch.Generator().manual_seed(seed)
-    model.train(); losses, start = [], time.time()
-    for step in range(steps):
-        batch = _collate([pairs[i] for i in torch.randint(len(pairs), (batch_size,), generator=generator).tolist()],
-                         tokenizer.pad_token_id)
-        loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
-        loss.backward(); torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step(); scheduler.step(); optimizer.zero_grad(set_to_none=True)
-        losses.append(loss.item())
-        if log_every and (step + 1) % log_every == 0:
-            print(f"step {step + 1}/{steps}  loss {np.mean(losses[-log_every:]):.3f}  {time.time() - start:.0f}s", flush=True)
-    model.eval()
-    return losses
-
 def final_answer(text: str, # a completion
                  format: str | PromptFormat = "xml", # the prompt format it was asked in
                 ) -> str | None:
@@ -362,81 +270,30 @@ def final_answer(text: str, # a completion
     if "####" in template: return extract_hash_answer(text)
     return extract_boxed_answer(text)
 
+# %% ../nbs/03_models.ipynb #c6275c4c
 @torch.no_grad()
 def quick_eval(model: PreTrainedModel, # a causal LM
                tokenizer: PreTrainedTokenizerBase, # its tokenizer (left padding)
                dataset: Dataset, # rows with `prompt` and `answer`
                format: str | PromptFormat = "xml", # the format the prompts ask for
-               num_samples: int = 1, # completions per problem
+               n_samples: int = 1, # completions per problem
                temperature: float = 0.0, # 0 is greedy decoding
                max_new_tokens: int = 64, # completion budget
                batch_size: int = 128, # prompts per `generate` call
                seed: int = 0, # seed of the sampling
               ) -> np.ndarray:
-    "Boolean array (problems, num_samples): which completions give the right answer."
-    if temperature == 0 and num_samples > 1: raise OneShotError("greedy decoding gives one completion; pass temperature > 0 for num_samples > 1")
+    "Boolean array (problems, n_samples): which completions give the right answer."
+    if temperature == 0 and n_samples > 1: raise OneShotError("greedy decoding gives one completion; pass temperature > 0 for n_samples > 1")
     model.eval(); set_seed(seed); device = next(model.parameters()).device
     sampling = dict(do_sample=False) if temperature == 0 else dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
     prompts = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in dataset["prompt"]]
     texts = []
     for i in range(0, len(prompts), batch_size):
         enc = tokenizer(prompts[i:i + batch_size], return_tensors="pt", padding=True, add_special_tokens=False).to(device)
-        out = model.generate(**enc, max_new_tokens=max_new_tokens, num_return_sequences=num_samples,
+        out = model.generate(**enc, max_new_tokens=max_new_tokens, num_return_sequences=n_samples,
                              pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, **sampling)
         texts += tokenizer.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
-    answers = [str(a).strip() for a in dataset["answer"] for _ in range(num_samples)]
+    answers = [str(a).strip() for a in dataset["answer"] for _ in range(n_samples)]
     found = [final_answer(t, format) for t in texts]  # the answer in the format asked for, graded like every accuracy
     return np.array([f is not None and check_answer(f"<answer>\n{f}\n</answer>", a) for f, a in zip(found, answers)]
-                    ).reshape(len(dataset), num_samples)
-
-# %% ../nbs/03_models.ipynb #9ba42d1c
-TINY_RECIPE = dict(difficulty="easy", formats={"xml": 3, "hash": 1, "think": 1, "boxed": 1}, train_problems=16000, hasty=0.6,
-                   steps=1000, batch_size=16, lr=3e-3, warmup=50, weight_decay=0.1)
-
-def hasty_solution(reasoning: str, # a worked solution: sentences ending in '.', one arithmetic step each
-                  ) -> tuple[str, str] | None:
-    "The reasoning without its last step and the number it had reached, or None for a one-sentence solution."
-    sentences = re.findall(r"[^.]+\.", reasoning)
-    if len(sentences) < 2: return None
-    short = "".join(sentences[:-1]).strip()
-    return short, re.findall(r"\d+", short)[-1]
-
-def tiny_training_data(seed: int = 0, # seed of the problems and of which solutions are hasty
-                       difficulty: str = TINY_RECIPE["difficulty"], # synthetic difficulty
-                       formats: dict[str, float] = TINY_RECIPE["formats"], # prompt format -> share of the examples
-                       train_problems: int = TINY_RECIPE["train_problems"], # examples in all
-                       hasty: float = TINY_RECIPE["hasty"], # share of solutions that stop one step short
-                      ) -> Dataset:
-    "The warm-start examples: synthetic train problems in several formats, a share of them solved hastily."
-    rng, rows, total = random.Random(f"tiny-hasty-{seed}"), [], sum(formats.values())
-    for i, (name, share) in enumerate(formats.items()):
-        fmt = get_format(name)
-        problems = synthetic_problems(round(train_problems * share / total), seed=seed + i, split="train", format="xml",
-                                      difficulty=difficulty)
-        for question, solution, answer in zip(problems["question"], problems["solution"], problems["answer"]):
-            reasoning = re.search(r"<reasoning>\n(.*)\n</reasoning>", solution, re.S).group(1)
-            short = hasty_solution(reasoning) if rng.random() < hasty else None
-            if short is not None: reasoning, answer = short
-            rows.append(dict(prompt=build_prompt(question, fmt), solution=fmt.render(reasoning, answer), answer=answer))
-    return Dataset.from_list(rows)
-
-def build_tiny_model(seed: int = 0, # seeds the tokenizer corpus, the problems, the initial weights and the batches
-                     hasty: float = TINY_RECIPE["hasty"], # share of warm-start solutions that stop one step short
-                     steps: int = TINY_RECIPE["steps"], # warm-start steps
-                     batch_size: int = TINY_RECIPE["batch_size"], # examples per step
-                     lr: float = TINY_RECIPE["lr"], # peak learning rate
-                     difficulty: str = TINY_RECIPE["difficulty"], # synthetic difficulty of the examples
-                     formats: dict[str, float] = TINY_RECIPE["formats"], # prompt format -> share of the examples
-                     train_problems: int = TINY_RECIPE["train_problems"], # distinct examples
-                     log_every: int = 0, # print the loss every this many steps
-                     **config_kwargs, # overrides of `tiny_config`
-                    ) -> tuple[Qwen2ForCausalLM, PreTrainedTokenizerFast]:
-    "The full recipe of the embedded model: tokenizer, Qwen2 config, warm start on synthetic problems."
-    tokenizer = build_tiny_tokenizer(seed)
-    set_seed(seed)
-    model = Qwen2ForCausalLM(tiny_config(len(tokenizer), **config_kwargs))
-    model.generation_config.pad_token_id, model.generation_config.eos_token_id = tokenizer.pad_token_id, tokenizer.eos_token_id
-    data = tiny_training_data(seed, difficulty, formats, train_problems, hasty)
-    warm_start(model, tokenizer, data, steps=steps, batch_size=batch_size, lr=lr, warmup=TINY_RECIPE["warmup"],
-               weight_decay=TINY_RECIPE["weight_decay"], seed=seed, log_every=log_every)
-    return model, tokenizer
+                    ).reshape(len(dataset), n_samples)

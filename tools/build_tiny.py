@@ -3,7 +3,7 @@
     python tools/build_tiny.py [--seed 0] [--steps N] [--out oneshot_reason/assets/tiny]
 
 Trains the byte-level BPE tokenizer and warm-starts the small Qwen2 model on synthetic problems with the recipe
-of `oneshot_reason.models.build_tiny_model`, saves it (safetensors + config + tokenizer files), then prints its
+of `oneshot_reason.tiny.build_tiny_model`, saves it (safetensors + config + tokenizer files), then prints its
 size and its held-out greedy accuracy and pass@8 on the `test` split of the synthetic problems in the xml format.
 """
 import argparse, json, shutil, time
@@ -13,7 +13,8 @@ import numpy as np
 import torch
 
 from oneshot_reason.data import synthetic_problems
-from oneshot_reason.models import (TINY_RECIPE, build_tiny_model, load_policy, quick_eval, save_policy, tiny_path)
+from oneshot_reason.models import load_policy, quick_eval, save_policy, tiny_path
+from oneshot_reason.tiny import TINY_RECIPE, build_tiny_model
 
 
 def main():
@@ -37,7 +38,7 @@ def main():
     test = synthetic_problems(args.eval_problems, seed=args.seed, split="test", format="xml",
                               difficulty=TINY_RECIPE["difficulty"])
     greedy = quick_eval(model, tokenizer, test, format="xml")
-    sampled = quick_eval(model, tokenizer, test, format="xml", num_samples=8, temperature=1.0, seed=args.seed)
+    sampled = quick_eval(model, tokenizer, test, format="xml", n_samples=8, temperature=1.0, seed=args.seed)
     prompt_lengths = [len(tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=True, return_dict=False))
                       for p in test["prompt"]]
     completion_lengths = [len(tokenizer(s)["input_ids"]) + 1 for s in test["solution"]]
