@@ -62,7 +62,8 @@ def checkpoint(name: str, setting: dict) -> str:
     "'tiny', or the folder of the weak checkpoint (built once, cached under outputs/methods/)."
     if setting["model"] == "tiny": return "tiny"
     import torch
-    from oneshot_reason.models import build_tiny_model, save_policy
+    from oneshot_reason.models import save_policy
+    from oneshot_reason.tiny import build_tiny_model
     folder = ROOT / "outputs" / "methods" / f"weak-steps{setting['weak_steps']}-hasty{setting['hasty']}"
     if not (folder / "build.json").exists():
         torch.set_num_threads(1)
