@@ -293,7 +293,7 @@ MANIFEST_STEPS = ("max_steps", "save_steps", "eval_steps") # may differ between 
 def manifest_trainer_fields() -> tuple[str, ...]:
     "The `OneShotConfig` fields `run.json` records: what a resume must share (`RESUME_SETTINGS`) and every method's `settings`."
     from oneshot_reason.trainer import RESUME_SETTINGS, get_method, known_methods
-    named = ("algo", "seed", "prompt_format") # recorded under the run's own names: algo, seed, format
+    named = ("algo", "seed", "format") # recorded under the run's own names: algo, seed, format
     fields_ = [n for n in RESUME_SETTINGS if n not in named] + [n for m in known_methods() for n in get_method(m).settings]
     return tuple(dict.fromkeys(fields_))
 
@@ -432,7 +432,7 @@ def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `d
 def _trainer_config(opts: TrainOptions):
     "The `OneShotConfig` of a run (validated: impossible combinations fail here, before any model is loaded)."
     from oneshot_reason.trainer import config_preset
-    overrides = dict(output_dir=opts.output_dir, seed=opts.seed, data_seed=opts.seed, algo=opts.algo, prompt_format=opts.format)
+    overrides = dict(output_dir=opts.output_dir, seed=opts.seed, data_seed=opts.seed, algo=opts.algo, format=opts.format)
     if opts.max_steps is not None: overrides["max_steps"] = opts.max_steps
     if opts.save_steps is not None: overrides["save_steps"] = opts.save_steps
     if opts.internal_layer is not None: overrides["internal_layer"] = opts.internal_layer
@@ -463,7 +463,7 @@ def _accuracy(model, tokenizer, dataset, config, output_dir: Path | None = None)
     "Greedy held-out accuracy and the count of problems solved, the same decoding before, during and after training."
     from oneshot_reason.evaluate import evaluate
     result = evaluate(model, tokenizer, dataset, n_samples=1, temperature=0.0, max_new_tokens=config.max_completion_length,
-                      batch_size=64, format=config.prompt_format, output_dir=output_dir, seed=None, progress=False)
+                      batch_size=64, format=config.format, output_dir=output_dir, seed=None, progress=False)
     return float(result.metrics["pass@1"]), sum(bool(r["correct"][0]) for r in result.records)
 
 # %% ../nbs/11_cli.ipynb #c40b089b

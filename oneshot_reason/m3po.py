@@ -198,8 +198,8 @@ def setup(self: M3POMethod, trainer) -> None:
         raise OneShotError(f"m3po's sampler does not support repetition_penalty={penalty}; set repetition_penalty=1.0")
     ignored = sorted(set(gk) - _GENERATION_KEYS - {"min_p", "repetition_penalty"})
     if ignored: warnings.warn(f"m3po's sampler ignores generation_kwargs {ignored}", stacklevel=2)
-    if self.args.prompt_format:
-        self.delimiter_ids = delimiter_token_sequences(trainer._tokenizer, get_format(self.args.prompt_format).delimiter)
+    if self.args.format:
+        self.delimiter_ids = delimiter_token_sequences(trainer._tokenizer, get_format(self.args.format).delimiter)
 
 # %% ../nbs/06_m3po.ipynb #ac52d769
 @patch

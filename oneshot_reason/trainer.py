@@ -259,7 +259,7 @@ class OneShotConfig(GRPOConfig):
     # --- which method(s) ---
     algo: str = field(default="grpo", metadata={"help": "'grpo', 'm3po', 'luffy', 'bupo', or methods joined with "
         "'+' (e.g. 'm3po+luffy'). GRPO is the base every method extends."})
-    prompt_format: str = field(default="xml", metadata={"help": "Completion layout: 'xml', 'hash', 'think' or "
+    format: str = field(default="xml", metadata={"help": "Completion layout: 'xml', 'hash', 'think' or "
         "'boxed' (see oneshot_reason.data.FORMATS); M3PO's thinking phase ends at its delimiter."})
     # --- M3PO: cross-path collaboration during rollouts ---
     cross_path_lambda: float = field(default=0.1, metadata={"help": "M3PO blend h = (1 - lambda) e + lambda c; "
@@ -346,8 +346,8 @@ def check_oneshot_config(args) -> None: # an `OneShotConfig` before TRL's `__pos
     methods = parse_algo(args.algo)
     args.algo = "+".join(methods) or "grpo"
     check_generation_batch(args)
-    if args.prompt_format not in FORMATS:
-        raise OneShotError(f"unknown prompt_format {args.prompt_format!r}; choose one of {', '.join(FORMATS)}")
+    if args.format not in FORMATS:
+        raise OneShotError(f"unknown format {args.format!r}; choose one of {', '.join(FORMATS)}")
     if args.loss_type not in LOSS_TYPES:
         raise OneShotError(f"unknown loss_type {args.loss_type!r}; choose one of {', '.join(LOSS_TYPES)}")
     if args.loss_type == "luffy" and "luffy" not in methods:
@@ -411,30 +411,30 @@ PRESETS: dict[str, Callable[[], dict]] = {
     "oneshot": lambda: dict(learning_rate=5e-6, lr_scheduler_type="cosine", warmup_steps=0.1, weight_decay=0.1,
                             max_grad_norm=0.1, adam_beta1=0.9, adam_beta2=0.99, num_generations=16,
                             per_device_train_batch_size=4, gradient_accumulation_steps=4, num_train_epochs=1,
-                            logging_steps=1, save_steps=100, prompt_format="xml"),
+                            logging_steps=1, save_steps=100, format="xml"),
     "m3po": lambda: dict(algo="m3po", num_generations=8, per_device_train_batch_size=8, gradient_accumulation_steps=4,
                          beta=0.005, learning_rate=5e-6, optim=_optim_8bit(), adam_beta1=0.9, adam_beta2=0.99,
                          weight_decay=0.1, max_grad_norm=0.1, lr_scheduler_type="cosine", warmup_steps=0.1,
                          max_completion_length=1024, temperature=0.5, loss_type="grpo", cross_path_lambda=0.1,
-                         cross_path_temperature=0.1, prompt_format="hash", logging_steps=1),
+                         cross_path_temperature=0.1, format="hash", logging_steps=1),
     "luffy": lambda: dict(algo="luffy", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
                           entropy_coef=0.001, scale_rewards="none", luffy_scale_rewards=False,
                           luffy_clip_on_policy=False, off_policy_gamma=0.1, loss_type="luffy", num_generations=8,
                           # LUFFY's exp_scripts/train.sh: ppo_micro_batch_size = ppo_mini_batch_size = 64 prompts x 8
                           # rollouts over 8 GPUs, i.e. micro-batches of 64 completions and no gradient accumulation;
                           # its loss sums over the micro-batch and divides by the padded length (max_completion_length)
-                          per_device_train_batch_size=64, gradient_accumulation_steps=1, prompt_format="think",
+                          per_device_train_batch_size=64, gradient_accumulation_steps=1, format="think",
                           logging_steps=1),
     "bupo": lambda: dict(algo="bupo", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
                          num_generations=8, per_device_train_batch_size=8, epsilon=0.2, epsilon_high=0.2, internal_layer=None,
                          # BuPO's 30 rollout batches of 4 updates; here iterative_steps counts optimizer steps
-                         iterative_steps=120, internal_norm=False, prompt_format="boxed", logging_steps=1),
+                         iterative_steps=120, internal_norm=False, format="boxed", logging_steps=1),
     "cpu-demo": lambda: dict(num_generations=8, per_device_train_batch_size=64, gradient_accumulation_steps=1,
                              max_completion_length=64, max_steps=15, learning_rate=5e-5, lr_scheduler_type="constant",
                              warmup_steps=0, beta=0.0, temperature=1.0, logging_steps=5, save_steps=50,
                              iterative_steps=5, # BuPO offline: a third of the steps on the internal layer, then the full model
                              use_cpu=True, bf16=False, gradient_checkpointing=False, dataloader_num_workers=0,
-                             prompt_format="xml"),
+                             format="xml"),
 }
 
 # %% ../nbs/05_trainer.ipynb #36f15519
@@ -864,7 +864,7 @@ def truncate_jsonl_steps(path: str | Path, # a completions.jsonl file
 # %% ../nbs/05_trainer.ipynb #737da0c0
 RESUME_SETTINGS = ("algo", "learning_rate", "lr_scheduler_type", "num_generations", "per_device_train_batch_size",
                    "gradient_accumulation_steps", "max_completion_length", "temperature", "beta", "loss_type",
-                   "scale_rewards", "prompt_format", "seed") # a resumed run must share these with the run it continues
+                   "scale_rewards", "format", "seed") # a resumed run must share these with the run it continues
 
 def run_settings(args: OneShotConfig, # the run's configuration
                  **info, # what the run trains on: model=, dataset=, reward_preset=, ... (None values are left out)
@@ -1059,7 +1059,7 @@ def model_card(self: OneShotTrainer) -> str:
              f"# {Path(self.args.output_dir).name}", "",
              f"`{base}` trained with {algo.upper()} by `oneshot_reason` (on TRL's `GRPOTrainer`): {steps} optimisation "
              f"step{'s' * (steps != 1)}, {self.args.num_generations} completions per prompt, prompt format "
-             f"`{self.args.prompt_format}`, rewards {', '.join(self.reward_func_names)}.", ""]
+             f"`{self.args.format}`, rewards {', '.join(self.reward_func_names)}.", ""]
     return "\n".join(lines)
 
 # %% ../nbs/05_trainer.ipynb #af06cc7b
