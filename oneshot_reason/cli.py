@@ -426,7 +426,7 @@ def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `d
                            f"and weights, or 'tiny' (the embedded offline model)")
     raise OneShotError(f"{_setting(opts, data_key, name)}: not on disk and {why}; pass a local copy with "
                        f"{_setting(opts, 'data_path', show_value=False)} FILE (.jsonl, .json, .parquet)"
-                       + (" or use the synthetic problems" if data_key == "dataset" else ""))
+                       + (" or use the synthetic problems" if data_key == "dataset" else " or set ONESHOT_DATA_DIR to a folder of benchmark copies"))
 
 # %% ../nbs/11_cli.ipynb #aa1f9a70
 def _trainer_config(opts: TrainOptions):
