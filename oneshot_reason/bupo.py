@@ -8,7 +8,6 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/bupo.html.md"""
 from __future__ import annotations
 
 import math
-import os
 from contextlib import contextmanager
 from functools import partial
 from typing import Callable, ClassVar, Iterator
@@ -20,7 +19,7 @@ from fastcore.basics import patch
 from torch import nn
 from trl.trainer.utils import selective_log_softmax
 
-from .core import OneShotError
+from .core import OneShotError, world_size
 from .trainer import TrainerMethod, model_num_layers, register_method
 
 # %% auto #0
@@ -281,7 +280,7 @@ def check_config(cls: BupoMethod, args) -> None:
         raise OneShotError(f"internal_layer={args.internal_layer} must be a layer index >= 0")
     if args.iterative_steps < 0:
         raise OneShotError(f"iterative_steps={args.iterative_steps} must be >= 0")
-    if args.iterative_steps > 0 and int(os.environ.get("WORLD_SIZE", "1")) > 1 and args.ddp_find_unused_parameters is False:
+    if args.iterative_steps > 0 and world_size() > 1 and args.ddp_find_unused_parameters is False:
         raise OneShotError("BuPO's phase 1 leaves the layers above internal_layer unused, which DDP rejects with "
                            "ddp_find_unused_parameters=False; leave it unset or set it to True")
 

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from .core import (OneShotError, append_jsonl, checkpoint_finished, checkpoint_step, is_main_process,
-                                 last_complete_checkpoint, local_data_dir, set_seed, setting_value)
+                                 last_complete_checkpoint, set_seed, setting_value, world_size)
 
 # %% auto #0
 __all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'RUN_FILES', 'MANIFEST_STEPS', 'TrainOptions', 'SettingError', 'check_options',
@@ -397,14 +397,6 @@ def _model_on_disk(name: str) -> bool:
     try: return isinstance(try_to_load_from_cache(name, "config.json"), str)
     except Exception: return False # not a valid repo id: load_policy names the problem
 
-# %% ../nbs/11_cli.ipynb #02c53e51
-def _shared_copy(benchmark: str) -> Path | None:
-    "The local copy `evaluate` would use for a benchmark (the shared data folder), if there is one."
-    from oneshot_reason.data import BENCHMARKS
-    shared = local_data_dir()
-    local = shared / BENCHMARKS[benchmark].file if shared is not None and benchmark in BENCHMARKS else None
-    return local if local is not None and local.exists() else None
-
 # %% ../nbs/11_cli.ipynb #8cd9959f
 def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `data_path`
                   model_key: str = "model", # the option holding the model
@@ -412,11 +404,11 @@ def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `d
                   default_data: str | None = None, # the dataset used when the option is not set (gsm8k for a training run with a model)
                  ) -> None:
     "Fail at once when the Hub is needed but cannot be reached, naming the local alternative."
-    from oneshot_reason.data import BENCHMARKS
+    from oneshot_reason.data import BENCHMARKS, local_benchmark_copy
     model = getattr(opts, model_key) or "tiny"
     name = (getattr(opts, data_key) or default_data or "").lower()
     needs_data = getattr(opts, "data_path", None) is None and name in BENCHMARKS and not _dataset_cached(BENCHMARKS[name].repo)
-    if needs_data and data_key == "benchmark" and _shared_copy(name) is not None: needs_data = False
+    if needs_data and data_key == "benchmark" and local_benchmark_copy(name) is not None: needs_data = False # evaluate reads it
     if _model_on_disk(model) and not needs_data: return
     from oneshot_reason.models import hub_offline
     if not hub_offline(): return
@@ -582,7 +574,7 @@ def summary_text(summary: dict, # what `run_train` returns
 # %% ../nbs/11_cli.ipynb #43676fab
 def _barrier() -> None:
     "Wait for every process of a distributed launch (no-op in one process)."
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+    if world_size() > 1:
         from accelerate import PartialState
         PartialState().wait_for_everyone()
 

@@ -20,7 +20,7 @@ import torch
 # %% auto #0
 __all__ = ['OneShotError', 'set_seed', 'get_device', 'default_dtype', 'chat_text', 'local_data_dir', 'append_jsonl', 'iter_jsonl',
            'read_jsonl', 'setting_value', 'checkpoint_step', 'checkpoint_finished', 'last_complete_checkpoint',
-           'is_main_process']
+           'is_main_process', 'world_size']
 
 # %% ../nbs/00_core.ipynb #fcc57688
 class OneShotError(ValueError):
@@ -171,3 +171,8 @@ def is_main_process() -> bool:
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         return torch.distributed.get_rank() == 0
     return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0
+
+# %% ../nbs/00_core.ipynb #059f8b2d
+def world_size() -> int:
+    "The number of processes of a distributed launch (`$WORLD_SIZE`), 1 without one."
+    return int(os.environ.get("WORLD_SIZE", "1"))

@@ -19,13 +19,14 @@ from typing import Any
 import numpy as np
 from datasets import Dataset
 
-from .core import OneShotError, chat_text, iter_jsonl
+from .core import OneShotError, chat_text, iter_jsonl, local_data_dir
 
 # %% auto #0
 __all__ = ['FORMATS', 'DIFFICULTIES', 'INSTRUCTIONS', 'BENCHMARKS', 'PromptFormat', 'get_format', 'build_prompt',
            'extract_hash_answer', 'extract_boxed_answer', 'Difficulty', 'get_difficulty', 'Problem',
            'synthetic_problem', 'synthetic_split', 'synthetic_problems', 'text_pieces', 'synthetic_vocabulary',
-           'read_records', 'question_from_messages', 'load_math_file', 'load_gsm8k', 'Benchmark', 'load_benchmark']
+           'read_records', 'question_from_messages', 'load_math_file', 'load_gsm8k', 'Benchmark',
+           'local_benchmark_copy', 'load_benchmark']
 
 # %% ../nbs/01_data.ipynb #3a3a9409
 @dataclass(frozen=True)
@@ -553,6 +554,15 @@ BENCHMARKS: dict[str, Benchmark] = {
     "aime25": Benchmark("math-ai/aime25", None, "test", "benchmarks/aime_2025.parquet"),
     "amc23": Benchmark("math-ai/amc23", None, "test", "benchmarks/amc2023.parquet"),
 }
+
+# %% ../nbs/01_data.ipynb #013d599c
+def local_benchmark_copy(name: str, # a benchmark's name
+                        ) -> Path | None:
+    "The copy of benchmark `name` in `$ONESHOT_DATA_DIR`, when the variable is set and the file is there; else None."
+    folder, bench = local_data_dir(), BENCHMARKS.get(str(name).lower())
+    if folder is None or bench is None: return None
+    path = folder / bench.file
+    return path if path.exists() else None
 
 # %% ../nbs/01_data.ipynb #9601c821
 def load_benchmark(name: str, # one of `BENCHMARKS`: gsm8k, math500, aime24, aime25, amc23

@@ -22,8 +22,8 @@ from tqdm.auto import tqdm
 
 from fastcore.basics import patch
 
-from .core import OneShotError, append_jsonl, chat_text, is_main_process, local_data_dir, set_seed
-from .data import BENCHMARKS, build_prompt, load_benchmark, synthetic_problems
+from .core import OneShotError, append_jsonl, chat_text, is_main_process, set_seed
+from .data import BENCHMARKS, build_prompt, load_benchmark, local_benchmark_copy, synthetic_problems
 from .models import load_policy, tiny_path
 from .rewards import check_answer, extract_answer, normalize_number, warm_up_grader
 
@@ -279,9 +279,7 @@ def _benchmark_rows(benchmark, limit: int | None, format, data_path) -> tuple[st
         if name == "synthetic":
             data = synthetic_problems(SYNTHETIC_SIZE if limit is None else min(limit, SYNTHETIC_SIZE), seed=0, split="test", format=format or "xml")
             return name, data.add_column("data_source", ["synthetic"] * len(data))
-        if data_path is None and name in BENCHMARKS and (shared := local_data_dir()) is not None:
-            local = shared / BENCHMARKS[name].file  # the offline copy, when there is one
-            if local.exists(): data_path = local
+        if data_path is None: data_path = local_benchmark_copy(name) # the offline copy, when there is one
         return name, load_benchmark(name, path=data_path, format=format, limit=limit)
     if not hasattr(benchmark, "column_names"):
         raise OneShotError(f"benchmark must be a name ({', '.join(BENCHMARK_NAMES)}) or a Dataset, got {type(benchmark).__name__}")

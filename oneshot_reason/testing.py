@@ -19,22 +19,20 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast,
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
 from .core import chat_text, local_data_dir
+from .models import CHATML_TEMPLATE
+from .tiny import TINY_SPECIAL_TOKENS
 
 # %% auto #0
-__all__ = ['CHATML_SPECIALS', 'CHATML_TEMPLATE', 'char_tokenizer', 'random_lm', 'left_padded', 'digit_reward', 'cpu_args',
-           'quiet', 'state_copy', 'max_rel_diff', 'LogRecords', 'real_data_dir']
+__all__ = ['char_tokenizer', 'random_lm', 'left_padded', 'digit_reward', 'cpu_args', 'quiet', 'state_copy', 'max_rel_diff',
+           'LogRecords', 'real_data_dir']
 
 # %% ../nbs/00a_testing.ipynb #d30eda2a
-CHATML_SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>") # pad, turn start, end of turn (EOS)
-CHATML_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-                   "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-
 def char_tokenizer(padding_side: str = "left", # 'left' for generation, 'right' for scoring
                   ) -> PreTrainedTokenizerFast:
     "A character-level tokenizer over printable ASCII with a ChatML template."
     chars = [c for c in string.printable if c not in "\t\r\x0b\x0c"]
-    vocab = {t: i for i, t in enumerate([*CHATML_SPECIALS, *chars])}
-    tok = Tokenizer(tk_models.WordLevel(vocab, unk_token=CHATML_SPECIALS[0]))
+    vocab = {t: i for i, t in enumerate([*TINY_SPECIAL_TOKENS, *chars])} # the tiny model's ChatML specials, in its order
+    tok = Tokenizer(tk_models.WordLevel(vocab, unk_token=TINY_SPECIAL_TOKENS[0]))
     tok.pre_tokenizer, tok.decoder = pre_tokenizers.Split("", "isolated"), decoders.Fuse()
     out = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                   additional_special_tokens=["<|im_start|>"], padding_side=padding_side)

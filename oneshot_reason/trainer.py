@@ -35,7 +35,7 @@ from transformers.trainer_callback import TrainerCallback, TrainerState
 from transformers.trainer_utils import TrainOutput
 from fastcore.basics import patch
 
-from .core import (OneShotError, append_jsonl, chat_text, checkpoint_finished, checkpoint_step,
+from .core import (OneShotError, append_jsonl, chat_text, checkpoint_finished, checkpoint_step, world_size,
                                  last_complete_checkpoint, setting_value)
 from .data import FORMATS
 from .models import load_policy, resolve_model_source, tiny_path
@@ -312,7 +312,7 @@ def check_generation_batch(args) -> None: # an `OneShotConfig` before TRL's `__p
     G = args.num_generations
     if G is None or G < 2:
         raise OneShotError(f"num_generations={G}: GRPO compares at least 2 completions per prompt; set num_generations>=2")
-    world = int(os.environ.get("WORLD_SIZE", "1"))
+    world = world_size()
     per_step = args.per_device_train_batch_size * world
     if args.generation_batch_size is not None and args.steps_per_generation is not None:
         raise OneShotError("generation_batch_size and steps_per_generation are both set; set only one of them")
@@ -388,7 +388,7 @@ def check_whole_groups(args, # the config of a method that mixes the completions
                        name: str, # the method, for the message
                       ) -> None:
     "Raise unless each process's generation batch holds whole groups of `num_generations` completions."
-    world = int(os.environ.get("WORLD_SIZE", "1"))
+    world = world_size()
     steps = args.steps_per_generation or args.gradient_accumulation_steps
     batch = args.generation_batch_size or args.per_device_train_batch_size * world * steps
     if (batch // world) % args.num_generations:
