@@ -42,13 +42,13 @@ from .models import load_policy, resolve_model_source, tiny_path
 from .rewards import reward_preset
 
 # %% auto #0
-__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'SCALE_REWARDS', 'PRESETS', 'RESUME_SETTINGS', 'token_logprob_fields',
-           'TorchChunkedLogProb', 'DeviceLogProb', 'install_logprob_fallback', 'TrainerMethod', 'register_method',
-           'known_methods', 'parse_algo', 'get_method', 'OneShotConfig', 'check_generation_batch',
-           'check_oneshot_config', 'as_oneshot_config', 'model_num_layers', 'check_whole_groups', 'check_run',
-           'config_preset', 'method_hooks', 'TrainingInterrupted', 'GracefulStop', 'OneShotTrainer',
-           'logps_from_hidden', 'truncate_jsonl_steps', 'run_settings', 'checkpoint_settings', 'settings_differences',
-           'untied_missing_keys']
+__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'SCALE_REWARDS', 'PRESETS', 'PRESET_REWARDS', 'PRESET_LORA', 'RESUME_SETTINGS',
+           'token_logprob_fields', 'TorchChunkedLogProb', 'DeviceLogProb', 'install_logprob_fallback', 'TrainerMethod',
+           'register_method', 'known_methods', 'parse_algo', 'get_method', 'OneShotConfig', 'check_generation_batch',
+           'check_oneshot_config', 'as_oneshot_config', 'model_config', 'model_num_layers', 'check_whole_groups',
+           'check_run', 'run_notes', 'config_preset', 'preset_table_differences', 'batch_layout', 'method_hooks',
+           'TrainingInterrupted', 'GracefulStop', 'OneShotTrainer', 'logps_from_hidden', 'truncate_jsonl_steps',
+           'run_settings', 'checkpoint_settings', 'settings_differences', 'untied_missing_keys']
 
 # %% ../nbs/05_trainer.ipynb #d5fb84cb
 def token_logprob_fields(hidden: torch.Tensor, # (N, H) hidden states of the scored positions
@@ -157,6 +157,12 @@ def check_config(cls: TrainerMethod, args) -> None:
 @patch(cls_method=True)
 def check_run(cls: TrainerMethod, args, model=None, train_dataset=None) -> None:
     "Called by `check_run` before the weights load: raise `OneShotError` on what only the model (or its name) or data tell."
+
+# %% ../nbs/05_trainer.ipynb #296a1973
+@patch(cls_method=True)
+def notes(cls: TrainerMethod, args, model=None) -> list[str]:
+    "Lines for the user about `args` (and the model, or its name): settings that make the run differ from the method's authors'."
+    return []
 
 # %% ../nbs/05_trainer.ipynb #f246a0e9
 @patch
@@ -369,9 +375,9 @@ def as_oneshot_config(args: GRPOConfig | None, # an `OneShotConfig`, a plain `GR
     values = {f.name: getattr(args, f.name) for f in fields(GRPOConfig) if f.init}
     return OneShotConfig(**{**values, "steps_per_generation": None}, log_completions_jsonl=False, save_final_model=False)
 
-# %% ../nbs/05_trainer.ipynb #05c265da
-def model_num_layers(model) -> int | None: # a loaded model, or a name or folder for `load_policy`
-    "Decoder layers of a model, or of the model a name or path points to (its config only); None when unknown."
+# %% ../nbs/05_trainer.ipynb #c1956917
+def model_config(model): # a loaded model, or a name or folder for `load_policy`
+    "The (text) config of a model, or of the model a name or path points to (its config.json only); None when unknown."
     config = getattr(model, "config", None)
     if config is None and isinstance(model, (str, Path)):
         try:
@@ -379,8 +385,12 @@ def model_num_layers(model) -> int | None: # a loaded model, or a name or folder
             config = AutoConfig.from_pretrained(source, local_files_only=local_only, trust_remote_code=False)
         except Exception: return None # offline, not a model, ...: unknown
     if config is None: return None
-    if hasattr(config, "get_text_config"): config = config.get_text_config()
-    n = getattr(config, "num_hidden_layers", None)
+    return config.get_text_config() if hasattr(config, "get_text_config") else config
+
+# %% ../nbs/05_trainer.ipynb #05c265da
+def model_num_layers(model) -> int | None: # a loaded model, or a name or folder for `load_policy`
+    "Decoder layers of a model, or of the model a name or path points to (its config only); None when unknown."
+    n = getattr(model_config(model), "num_hidden_layers", None)
     return n if isinstance(n, int) else None
 
 # %% ../nbs/05_trainer.ipynb #b37a927d
@@ -403,15 +413,23 @@ def check_run(config: OneShotConfig, # the run's configuration
     "Fail early on what the config alone cannot tell (BuPO's layer, LUFFY's demonstrations): each method's `check_run`."
     for name in parse_algo(config.algo): get_method(name).check_run(config, model, train_dataset)
 
+# %% ../nbs/05_trainer.ipynb #08273d87
+def run_notes(config: OneShotConfig, # the run's configuration
+              model=None, # the model, or the name or path about to be loaded (only its config.json is read)
+             ) -> list[str]:
+    "What the run's methods say about its settings (see `TrainerMethod.notes`), in `algo` order."
+    return [line for name in parse_algo(config.algo) for line in get_method(name).notes(config, model)]
+
 # %% ../nbs/05_trainer.ipynb #48783647
 def _optim_8bit() -> str:
     return "adamw_8bit" if torch.cuda.is_available() and importlib.util.find_spec("bitsandbytes") else "adamw_torch"
 
-PRESETS: dict[str, Callable[[], dict]] = {
-    "oneshot": lambda: dict(learning_rate=5e-6, lr_scheduler_type="cosine", warmup_steps=0.1, weight_decay=0.1,
-                            max_grad_norm=0.1, adam_beta1=0.9, adam_beta2=0.99, num_generations=16,
-                            per_device_train_batch_size=4, gradient_accumulation_steps=4, num_train_epochs=1,
-                            logging_steps=1, save_steps=100, format="xml"),
+PRESETS: dict[str, Callable[[], dict]] = { # the tables in this notebook and the method notebooks say where each value comes from
+    "oneshot": lambda: dict(learning_rate=5e-6, adam_beta1=0.9, adam_beta2=0.99, weight_decay=0.1, warmup_steps=0.1,
+                            lr_scheduler_type="cosine", logging_steps=1, bf16=False, per_device_train_batch_size=1,
+                            gradient_accumulation_steps=4, generation_batch_size=16, num_generations=16,
+                            max_completion_length=200, num_train_epochs=1, save_steps=100, max_grad_norm=0.1,
+                            format="xml"),
     "m3po": lambda: dict(algo="m3po", num_generations=8, per_device_train_batch_size=8, gradient_accumulation_steps=4,
                          beta=0.005, learning_rate=5e-6, optim=_optim_8bit(), adam_beta1=0.9, adam_beta2=0.99,
                          weight_decay=0.1, max_grad_norm=0.1, lr_scheduler_type="cosine", warmup_steps=0.1,
@@ -420,15 +438,15 @@ PRESETS: dict[str, Callable[[], dict]] = {
     "luffy": lambda: dict(algo="luffy", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
                           entropy_coef=0.001, scale_rewards="none", luffy_scale_rewards=False,
                           luffy_clip_on_policy=False, off_policy_gamma=0.1, loss_type="luffy", num_generations=8,
-                          # LUFFY's exp_scripts/train.sh: ppo_micro_batch_size = ppo_mini_batch_size = 64 prompts x 8
-                          # rollouts over 8 GPUs, i.e. micro-batches of 64 completions and no gradient accumulation;
-                          # its loss sums over the micro-batch and divides by the padded length (max_completion_length)
-                          per_device_train_batch_size=64, gradient_accumulation_steps=1, format="think",
-                          logging_steps=1),
+                          per_device_train_batch_size=64, gradient_accumulation_steps=1, steps_per_generation=2,
+                          max_completion_length=8192, max_grad_norm=1.0, weight_decay=0.01, num_train_epochs=30, save_steps=100,
+                          format="think", logging_steps=1),
     "bupo": lambda: dict(algo="bupo", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
-                         num_generations=8, per_device_train_batch_size=8, epsilon=0.2, epsilon_high=0.2, internal_layer=None,
-                         # BuPO's 30 rollout batches of 4 updates; here iterative_steps counts optimizer steps
-                         iterative_steps=120, internal_norm=False, format="boxed", logging_steps=1),
+                         top_p=1.0, num_generations=8, per_device_train_batch_size=8, gradient_accumulation_steps=4,
+                         steps_per_generation=16, epsilon=0.2, epsilon_high=0.2, delta=10.0, loss_type="bnpo",
+                         entropy_coef=0.0, max_grad_norm=1.0, weight_decay=0.01, max_completion_length=8192, max_steps=1200,
+                         save_steps=400, internal_layer=None, iterative_steps=120, internal_norm=False,
+                         chat_template_kwargs={"enable_thinking": False}, format="boxed", logging_steps=1),
     "cpu-demo": lambda: dict(num_generations=8, per_device_train_batch_size=64, gradient_accumulation_steps=1,
                              max_completion_length=64, max_steps=15, learning_rate=5e-5, lr_scheduler_type="constant",
                              warmup_steps=0, beta=0.0, temperature=1.0, logging_steps=5, save_steps=50,
@@ -436,6 +454,13 @@ PRESETS: dict[str, Callable[[], dict]] = {
                              use_cpu=True, bf16=False, gradient_checkpointing=False, dataloader_num_workers=0,
                              format="xml"),
 }
+
+# %% ../nbs/05_trainer.ipynb #79bc9570
+PRESET_REWARDS: dict[str, str] = {"oneshot": "oneshot", "m3po": "hash", "luffy": "think", "bupo": "boxed",
+                                  "cpu-demo": "oneshot-lenient"} # trainer preset -> reward preset
+
+# %% ../nbs/05_trainer.ipynb #f05c3ef0
+PRESET_LORA: dict[str, int] = {"m3po": 32} # trainer preset -> LoRA rank (alpha = 2 x rank); the others train all weights
 
 # %% ../nbs/05_trainer.ipynb #36f15519
 def config_preset(name: str, # a key of `PRESETS`: 'oneshot', 'm3po', 'luffy', 'bupo', 'cpu-demo'
@@ -446,6 +471,54 @@ def config_preset(name: str, # a key of `PRESETS`: 'oneshot', 'm3po', 'luffy', '
     bad = [k for k in overrides if k not in OneShotConfig.__dataclass_fields__]
     if bad: raise OneShotError(f"{bad[0]!r} is not an OneShotConfig field; check the spelling (see OneShotConfig)")
     return OneShotConfig(**{"output_dir": f"outputs/{name}", **PRESETS[name](), **overrides})
+
+# %% ../nbs/05_trainer.ipynb #504b59c4
+def _table_settings(markdown: str, # the markdown of a notebook's cells
+                    name: str, # the preset
+                   ) -> list[tuple[str, str]]:
+    "(field, value) of every `` `field=value` `` in the last column of the table headed ``preset `name` ``."
+    import re
+    lines, rows, inside = markdown.splitlines(), [], False
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else None
+        if cells is None: inside = False; continue
+        if cells[-1] == f"preset `{name}`": inside = True; continue
+        if inside and not set(cells[-1]) <= set("-: "): rows += re.findall(r"`(\w+)=([^`]*)`", cells[-1])
+    return rows
+
+def preset_table_differences(name: str, # a key of `PRESETS`
+                             notebook: str | Path, # the notebook holding the preset's table
+                            ) -> list[str]:
+    "Each `` `field=value` `` of the preset's table in `notebook` that `config_preset(name)` disagrees with ([] when none)."
+    import ast
+    cells = json.loads(Path(notebook).read_text())["cells"]
+    rows = _table_settings("\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown"), name)
+    if not rows: raise OneShotError(f"{notebook} has no table headed 'preset `{name}`' with `field=value` settings")
+    config, out = config_preset(name, output_dir=f"outputs/{name}"), []
+    actual = {"reward_preset": PRESET_REWARDS.get(name), "lora": PRESET_LORA.get(name)}
+    for field_, text in rows:
+        try: value = ast.literal_eval(text)
+        except (ValueError, SyntaxError): value = text
+        if field_ not in actual and not hasattr(config, field_): out.append(f"{field_}: not an OneShotConfig field"); continue
+        have = actual[field_] if field_ in actual else getattr(config, field_)
+        have = getattr(have, "value", have) # an enum by its value
+        same = math.isclose(have, value) if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (have, value)) else have == value
+        if not same: out.append(f"{field_}: {value!r} in the table, {have!r} in the preset")
+    return out
+
+# %% ../nbs/05_trainer.ipynb #a1f6e5c5
+def batch_layout(args) -> str: # an `OneShotConfig`
+    "Completions per optimizer step (per device x accumulation x processes) and, when one generation feeds several steps, how many."
+    world, per_device, accumulation = world_size(), args.per_device_train_batch_size, args.gradient_accumulation_steps
+    text = (f"{per_device * accumulation * world} completions per optimizer step = {per_device} per device x "
+            f"{accumulation} accumulation x {world} process{'es' * (world != 1)}")
+    generated = per_device * world * args.steps_per_generation
+    steps = args.steps_per_generation * args.num_iterations / accumulation # optimizer steps per generation
+    if steps > 1:
+        text += (f"; each generation of {generated} completions ({generated // args.num_generations} prompt"
+                 f"{'s' * (generated // args.num_generations != 1)} x {args.num_generations}) feeds {steps:g} optimizer "
+                 f"steps, the later ones on completions of an older policy")
+    return text
 
 # %% ../nbs/05_trainer.ipynb #c3715845
 def _resolve_model(model, # a loaded model, or a name for `load_policy`
