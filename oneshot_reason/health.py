@@ -157,9 +157,9 @@ def health_check(name: str, title: str, threshold: float, fix: str):
 
 # %% ../nbs/05a_health.ipynb #1e3ad46e
 @health_check("no_signal", "groups without signal", 0.5,
-              "turn on dynamic sampling (--dynamic-sampling) to train only on groups with signal; more completions per "
-              "prompt (num_generations), problems nearer the model's level (easier when it solves none, harder when it "
-              "solves all) or a partial-credit reward give more groups a signal")
+              "dynamic sampling (--dynamic-sampling) keeps such groups out of the batch, at the cost of more generation; "
+              "more completions per prompt (num_generations), problems nearer the model's level (easier when it solves "
+              "none, harder when it solves all) or a partial-credit reward give more groups a signal")
 def _no_signal(history: list[dict], threshold: float) -> str | None:
     generated = recent(history, "dynamic_sampling/no_signal_share")
     share = generated if generated is not None else recent(history, "frac_reward_zero_std")
