@@ -65,6 +65,7 @@ class TrainOptions:
     eval_steps: int = _opt(50, "also evaluate them every N steps, into heldout.jsonl (offline demo; 0: only before and after)")
     internal_layer: int | None = _opt(None, "BuPO: the layer whose policy is optimised first (default: BuPO's choice)")
     iterative_steps: int | None = _opt(None, "BuPO: optimizer steps of the internal-layer phase (default: the preset's: 5 offline, 120 in bupo)")
+    dynamic_sampling: bool = _opt(False, "DAPO's dynamic sampling: drop groups whose completions all earn the same reward and generate more prompts until each batch holds only groups with signal (trainer: dynamic_sampling_max_rounds caps the rounds, 4 by default)")
     trainer: dict = _opt(None, "any other OneShotConfig field (YAML only)", factory=dict)
 
     @property
@@ -455,6 +456,7 @@ def _trainer_config(opts: TrainOptions):
     if opts.save_steps is not None: overrides["save_steps"] = opts.save_steps
     if opts.internal_layer is not None: overrides["internal_layer"] = opts.internal_layer
     if opts.iterative_steps is not None: overrides["iterative_steps"] = opts.iterative_steps
+    if opts.dynamic_sampling: overrides["dynamic_sampling"] = True
     try: return config_preset(_preset_name(opts), **{**overrides, **opts.trainer})
     except OneShotError: raise
     except (ValueError, TypeError) as e: # a value TRL or transformers refuse (e.g. an unknown lr_scheduler_type)
@@ -550,6 +552,24 @@ def _use_console(trainer, console: Console) -> None:
         if isinstance(cb, (PrinterCallback, ProgressCallback, NotebookProgressCallback)): trainer.remove_callback(cb)
     trainer.add_callback(console_callback(console))
 
+# %% ../nbs/11_cli.ipynb #86f632a3
+def _watch_health(trainer, console: Console):
+    "Add the health checks to the trainer, saying each one once through `console` when it starts to hold; returns the callback."
+    from oneshot_reason.health import health_callback
+    watch = health_callback(lambda event: console.warn(event.text()))
+    trainer.add_callback(watch)
+    return watch
+
+def _health_report(watch, config) -> dict:
+    "What summary.json keeps of the run's health: the events and the notes (the loss near 0)."
+    from oneshot_reason.health import health_summary
+    return health_summary(watch.monitor.events, watch.monitor.history, config.num_iterations)
+
+def _health_lines(health: dict | None) -> list[str]:
+    "The closing summary's health lines (none for a summary without them)."
+    from oneshot_reason.health import health_lines
+    return health_lines(health)
+
 # %% ../nbs/11_cli.ipynb #d05977f9
 def heldout_callback(trainer, # the OneShotTrainer being trained
                      dataset, # held-out problems with `prompt` and `answer`
@@ -592,6 +612,7 @@ def summary_text(summary: dict, # what `run_train` returns
         n, a, b = summary.get("n_eval", 0), summary["accuracy_before"], summary["accuracy_after"]
         cb, ca = summary.get("correct_before", round(a * n)), summary.get("correct_after", round(b * n))
         lines.append(f"Held-out accuracy (greedy, {n} problems): {cb}/{n} ({a:.1%}) -> {ca}/{n} ({b:.1%}), {100 * (b - a):+.1f} points.")
+    lines += _health_lines(summary.get("health"))
     lines += [f"Run folder: {out} (final model in {Path(out) / 'final'})", "Next:",
               f"  oneshot-reason report --run-dir {q}", f"  tensorboard --logdir {shlex.quote(str(Path(out) / 'runs'))}",
               f"  oneshot-reason eval --model {shlex.quote(str(Path(out) / 'final'))} --benchmark synthetic"]
@@ -718,6 +739,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
                                            reward_preset=summary["reward_preset"]))
     _use_console(trainer, console)
     clock = RunClock(out, start, resumed=checkpoint is not None); trainer.add_callback(clock.callback())
+    health = _watch_health(trainer, console)
     if heldout is not None and opts.eval_steps: trainer.add_callback(heldout_callback(trainer, heldout, opts.eval_steps, console))
     if checkpoint is not None: console.line(f"resuming from {checkpoint} (step {checkpoint_step(checkpoint)} of {config.max_steps})")
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
@@ -727,6 +749,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     summary["steps"] = trainer.state.global_step
     summary["wall_seconds"] = clock.save() # every session of the run
     summary["run_dir"] = str(out)
+    summary["health"] = _health_report(health, config)
     if is_main_process(): (out / "summary.json").write_text(json.dumps(summary, indent=2))
     console.summary(summary_text(summary), summary)
     return summary

@@ -42,13 +42,15 @@ from .models import load_policy, resolve_model_source, tiny_path
 from .rewards import reward_preset
 
 # %% auto #0
-__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'SCALE_REWARDS', 'PRESETS', 'PRESET_REWARDS', 'PRESET_LORA', 'RESUME_SETTINGS',
-           'token_logprob_fields', 'TorchChunkedLogProb', 'DeviceLogProb', 'install_logprob_fallback', 'TrainerMethod',
-           'register_method', 'known_methods', 'parse_algo', 'get_method', 'OneShotConfig', 'check_generation_batch',
-           'check_oneshot_config', 'as_oneshot_config', 'model_config', 'model_num_layers', 'check_whole_groups',
-           'check_run', 'run_notes', 'config_preset', 'preset_table_differences', 'batch_layout', 'method_hooks',
-           'TrainingInterrupted', 'GracefulStop', 'OneShotTrainer', 'logps_from_hidden', 'truncate_jsonl_steps',
-           'run_settings', 'checkpoint_settings', 'settings_differences', 'untied_missing_keys']
+__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'SCALE_REWARDS', 'PRESETS', 'PRESET_REWARDS', 'PRESET_LORA', 'EXTRA_PROMPTS_SEED',
+           'RESUME_SETTINGS', 'token_logprob_fields', 'TorchChunkedLogProb', 'DeviceLogProb',
+           'install_logprob_fallback', 'TrainerMethod', 'register_method', 'known_methods', 'parse_algo', 'get_method',
+           'OneShotConfig', 'check_generation_batch', 'check_oneshot_config', 'as_oneshot_config', 'model_config',
+           'model_num_layers', 'check_whole_groups', 'check_dynamic_sampling', 'check_run', 'run_notes',
+           'config_preset', 'preset_table_differences', 'batch_layout', 'method_hooks', 'TrainingInterrupted',
+           'GracefulStop', 'OneShotTrainer', 'total_rewards', 'group_signal', 'plan_batch', 'extra_prompt_indices',
+           'take_rows', 'concat_rows', 'DynamicSampling', 'logps_from_hidden', 'truncate_jsonl_steps', 'run_settings',
+           'checkpoint_settings', 'settings_differences', 'untied_missing_keys']
 
 # %% ../nbs/05_trainer.ipynb #d5fb84cb
 def token_logprob_fields(hidden: torch.Tensor, # (N, H) hidden states of the scored positions
@@ -287,6 +289,12 @@ class OneShotConfig(GRPOConfig):
         "(128 prompts, mini-batches of 32), so phase 1 is the first 10% of training there."})
     internal_norm: bool = field(default=False, metadata={"help": "BuPO: apply the final norm before lm_head "
         "(the reference code does not)."})
+    # --- DAPO: dynamic sampling ---
+    dynamic_sampling: bool = field(default=False, metadata={"help": "DAPO's dynamic sampling: drop the groups whose "
+        "rewards are all equal (advantage 0) and generate more prompts until the batch holds only groups with signal."})
+    dynamic_sampling_max_rounds: int = field(default=4, metadata={"help": "Dynamic sampling: generation rounds per "
+        "batch at most, the step's own included (DAPO's max_num_gen_batches); at the cap the batch is filled with "
+        "groups without signal."})
     # --- outputs ---
     log_completions_jsonl: bool = field(default=True, metadata={"help": "Append every logged completion to "
         "<output_dir>/completions.jsonl."})
@@ -362,6 +370,7 @@ def check_oneshot_config(args) -> None: # an `OneShotConfig` before TRL's `__pos
     if args.scale_rewards not in (*SCALE_REWARDS, True, False):
         raise OneShotError(f"unknown scale_rewards {args.scale_rewards!r}; choose 'group', 'batch' or 'none'")
     for name in methods: get_method(name).check_config(args)
+    if args.dynamic_sampling: check_dynamic_sampling(args)
     if "8bit" in str(args.optim) and not (torch.cuda.is_available() and not args.use_cpu):
         raise OneShotError(f"optim={args.optim!r} needs a CUDA GPU (bitsandbytes); use optim='adamw_torch' on a CPU")
     _warn_single_cpu_launch()
@@ -404,6 +413,19 @@ def check_whole_groups(args, # the config of a method that mixes the completions
     if (batch // world) % args.num_generations:
         raise OneShotError(f"{name} needs whole groups of {args.num_generations} completions in each process, but each "
                            f"process gets {batch // world}; make per-process batches a multiple of num_generations")
+
+# %% ../nbs/05_trainer.ipynb #7b53c5a3
+def check_dynamic_sampling(args) -> None: # an `OneShotConfig` with dynamic_sampling=True, before TRL's `__post_init__`
+    "Raise `OneShotError` on dynamic sampling settings that cannot work."
+    rounds = args.dynamic_sampling_max_rounds
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise OneShotError(f"dynamic_sampling_max_rounds={rounds!r}: the step's own prompts are one round; set it to a whole "
+                           "number >= 1 (DAPO's max_num_gen_batches; 4 by default)")
+    if args.multi_objective_aggregation != "sum_then_normalize":
+        raise OneShotError(f"dynamic_sampling judges a group by its summed reward, but multi_objective_aggregation="
+                           f"{args.multi_objective_aggregation!r} normalizes each reward first; use 'sum_then_normalize' or "
+                           "dynamic_sampling=False")
+    check_whole_groups(args, "dynamic_sampling")
 
 # %% ../nbs/05_trainer.ipynb #d13323ae
 def check_run(config: OneShotConfig, # the run's configuration
@@ -650,7 +672,7 @@ class OneShotTrainer(GRPOTrainer):
         if weights is not None and args.reward_weights is None: args = copy.copy(args); args.reward_weights = weights
         model_name = _model_name(model)
         model, processing_class = _resolve_model(model, processing_class)
-        self._batch_inputs, self._batch_extras, self._logp_batch, self._non_finite = None, {}, None, [0]
+        self._batch_inputs, self._batch_extras, self._logp_batch, self._non_finite, self._staged = None, {}, None, [0], {}
         super().__init__(model=model, reward_funcs=reward_funcs, args=args, train_dataset=train_dataset,
                          eval_dataset=eval_dataset, processing_class=processing_class, **kwargs)
         self._user_rollout_func = self.rollout_func
@@ -660,6 +682,7 @@ class OneShotTrainer(GRPOTrainer):
         self.run_info = {"model": model_name, "rewards": list(self.reward_func_names),
                          "train_rows": len(train_dataset) if hasattr(train_dataset, "__len__") else None, **(run_info or {})}
         self._stop, self._stopped_early = None, False
+        self._dynamic = DynamicSampling.for_trainer(self) if args.dynamic_sampling else None
         self.add_callback(_StopAtStepEnd(self))
         for m in self._hooks["setup"]: m.setup(self)
 
@@ -712,7 +735,8 @@ def _method_rollout(self: OneShotTrainer, prompts: list, trainer=None) -> dict:
 # %% ../nbs/05_trainer.ipynb #99f66a49
 @patch
 def _generate(self: OneShotTrainer, prompts: list):
-    "TRL's generation, through `_method_rollout` when a method samples or edits rollouts."
+    "TRL's generation, through `_method_rollout` when a method samples or edits rollouts (or the batch dynamic sampling chose)."
+    if "generation" in self._staged: return self._staged.pop("generation")
     if not (self._hooks["rollout"] or self._hooks["edit_rollout"]): return GRPOTrainer._generate(self, prompts)
     self.rollout_func = self._method_rollout
     try: return GRPOTrainer._generate(self, prompts)
@@ -721,7 +745,8 @@ def _generate(self: OneShotTrainer, prompts: list):
 # %% ../nbs/05_trainer.ipynb #3218746b
 @patch
 def _calculate_rewards(self: OneShotTrainer, inputs, prompts, completions, completion_ids_list):
-    "TRL's rewards, counting (and warning about) the non-finite ones the guard replaced by None."
+    "TRL's rewards, counting (and warning about) the non-finite ones the guard replaced by None (or those dynamic sampling staged)."
+    if "rewards" in self._staged: return gather(self._staged.pop("rewards"))
     self._non_finite[0] = 0
     rewards = GRPOTrainer._calculate_rewards(self, inputs, prompts, completions, completion_ids_list)
     count = int(self.accelerator.gather(torch.tensor([self._non_finite[0]], device=self.accelerator.device)).sum())
@@ -748,17 +773,203 @@ def _get_grad_norm(self: OneShotTrainer, model, grad_norm=None):
 # %% ../nbs/05_trainer.ipynb #42432ac2
 @patch
 def _generate_and_score_completions(self: OneShotTrainer, inputs: list[dict]) -> dict:
-    "TRL's generation and scoring, with the rollout's `batch_extras` joined, `postprocess_batch` applied, and the batch logged."
+    "TRL's generation and scoring (of the groups dynamic sampling chose, when on), with the rollout's `batch_extras` joined, `postprocess_batch` applied, and the batch logged."
     self._batch_inputs, self._batch_extras = inputs, {}
-    self._logp_batch = self._batch_extras
     try:
+        if self._dynamic is not None and self.model.training: inputs = self._sample_with_signal(inputs)
+        self._logp_batch = self._batch_extras
         batch = GRPOTrainer._generate_and_score_completions(self, inputs)
         batch.update(self._batch_extras)
         for m in self._hooks["postprocess_batch"]: batch = m.postprocess_batch(self, batch, inputs)
         self._log_completions_jsonl(batch)
     finally:
-        self._batch_inputs, self._logp_batch = None, None
+        self._batch_inputs, self._logp_batch, self._staged = None, None, {}
     return batch
+
+# %% ../nbs/05_trainer.ipynb #98f9fe60
+def total_rewards(rewards_per_func: torch.Tensor, # (N, F) each reward function's reward, NaN where it gave none
+                  weights: torch.Tensor, # (F,) the reward weights
+                 ) -> torch.Tensor: # (N,)
+    "Each completion's reward as TRL sums it: the weighted sum of its rewards, NaN where every function gave none."
+    total = (rewards_per_func * weights.to(rewards_per_func.device).unsqueeze(0)).nansum(dim=1)
+    return total.masked_fill(torch.isnan(rewards_per_func).all(dim=1), math.nan)
+
+# %% ../nbs/05_trainer.ipynb #3ccc5e3e
+def group_signal(rewards: torch.Tensor, # (N,) each completion's reward (NaN: none), groups of G consecutive rows
+                 num_generations: int, # G
+                ) -> torch.Tensor: # (N / G,) bool
+    "Whether each group carries a learning signal: at least two rewards, whose standard deviation is not 0 (TRL's test)."
+    grouped = rewards.view(-1, num_generations)
+    std = trl_utils.nanstd(grouped, dim=1)
+    scored = (~torch.isnan(grouped)).sum(dim=1)
+    return (scored >= 2) & ~torch.isclose(std, torch.zeros_like(std))
+
+# %% ../nbs/05_trainer.ipynb #7b0cf380
+def plan_batch(signal: list[bool], # per group of the pool, in order (buffered groups first): whether it carries signal
+               needed: int, # how many groups the batch holds
+              ) -> tuple[list[int], list[int], int]:
+    "(the groups to train on, in pool order; the groups with signal left over for the next batch; how many of the first are fillers without signal)."
+    with_signal = [g for g, s in enumerate(signal) if s]
+    fillers = [g for g, s in enumerate(signal) if not s][:max(0, needed - len(with_signal))]
+    return sorted(with_signal[:needed] + fillers), with_signal[needed:], len(fillers)
+
+# %% ../nbs/05_trainer.ipynb #5f21c2e8
+def extra_prompt_indices(num_rows: int, # rows of the training set
+                         seed: int, # pass e is shuffled with seed + e
+                         start: int, # how many prompts were drawn before
+                         count: int, # how many to draw now
+                        ) -> list[int]:
+    "Positions `start` to `start + count - 1` of an endless stream of shuffled passes over `range(num_rows)`."
+    out = []
+    while len(out) < count:
+        epoch, offset = divmod(start + len(out), num_rows)
+        order = torch.randperm(num_rows, generator=torch.Generator().manual_seed(seed + epoch)).tolist()
+        out += order[offset:offset + count - len(out)]
+    return out
+
+# %% ../nbs/05_trainer.ipynb #85ee6737
+def _is_rows(value, n: int) -> bool:
+    "Whether `value` holds one entry per row of `n`: a list of length n or a tensor with n rows."
+    return (isinstance(value, list) and len(value) == n) or (isinstance(value, torch.Tensor) and value.dim() > 0 and value.shape[0] == n)
+
+def take_rows(rows: dict, # per-row values (lists, tensors, dicts of them) and shared ones
+              index: list[int], # the rows to keep, in order
+              n: int, # how many rows `rows` has
+             ) -> dict:
+    "The rows `index` of every per-row value of `rows`, at any depth of dicts; shared values as they are."
+    def take(value):
+        if isinstance(value, dict): return {k: take(v) for k, v in value.items()}
+        if not _is_rows(value, n): return value
+        if isinstance(value, list): return [value[i] for i in index]
+        return value[torch.as_tensor(list(index), dtype=torch.long, device=value.device)]
+    return take(rows)
+
+# %% ../nbs/05_trainer.ipynb #0cb8246c
+def _zero_pad(x: torch.Tensor, shape: list[int]) -> torch.Tensor:
+    "`x` (rows first) with zeros appended to each later dimension up to `shape`."
+    if tuple(x.shape[1:]) == tuple(shape): return x
+    out = x.new_zeros((x.shape[0], *shape))
+    out[(slice(None), *(slice(0, s) for s in x.shape[1:]))] = x
+    return out
+
+def concat_rows(parts: list[dict], # rows of several batches, with the same keys
+                sizes: list[int], # how many rows each part has
+               ) -> dict:
+    "The parts' rows one after the other: lists joined, tensors zero-padded to the widest and joined; shared values from the first part."
+    def join(values):
+        if any(isinstance(v, dict) for v in values):
+            keys = dict.fromkeys(k for v in values if isinstance(v, dict) for k in v)
+            return {k: join([v.get(k) if isinstance(v, dict) else None for v in values]) for k in keys}
+        rows = [_is_rows(v, n) for v, n in zip(values, sizes)]
+        if not any(rows): return values[0]
+        if all(isinstance(v, torch.Tensor) for v in values) and all(rows):
+            widest = [max(v.shape[d] for v in values) for d in range(1, values[0].dim())]
+            return torch.cat([_zero_pad(v, widest) for v in values])
+        if any(isinstance(v, torch.Tensor) for v in values):
+            raise OneShotError("a per-row tensor is missing from some rounds of dynamic sampling; a method's batch_extras "
+                               "must hold the same keys in every rollout")
+        return [x for v, n, r in zip(values, sizes, rows) for x in (v if r else [None] * n)]
+    return join(list(parts))
+
+# %% ../nbs/05_trainer.ipynb #5234488a
+EXTRA_PROMPTS_SEED = 7919 # added to the run's seed for the extra prompts' stream, apart from the trainer's own order
+
+class DynamicSampling:
+    "Dynamic sampling's state between batches: the groups with signal kept for the next batch, and the extra prompts drawn."
+    def __init__(self, max_rounds: int, # generation rounds per batch at most
+                 seed: int, # the run's seed (the stream of extra prompts is shuffled with seed + EXTRA_PROMPTS_SEED)
+                 dataset, # the training set: `len(dataset)` and `dataset[i]`
+                ):
+        self.max_rounds, self.seed, self.dataset = max_rounds, seed, dataset
+        self.buffer: dict | None = None # rows of the groups with signal not trained on yet (this process's)
+        self.drawn = 0 # extra prompts drawn so far, by all processes together
+
+    @classmethod
+    def for_trainer(cls, trainer) -> "DynamicSampling":
+        "The state of a trainer with `dynamic_sampling=True`; refuses what it cannot sample from."
+        data = trainer.train_dataset
+        if not (hasattr(data, "__len__") and hasattr(data, "__getitem__")) or isinstance(data, torch.utils.data.IterableDataset):
+            raise OneShotError("dynamic_sampling draws extra prompts at random, which needs a training set with random access "
+                               "(a datasets.Dataset, not an IterableDataset); load it without streaming or set dynamic_sampling=False")
+        if trainer.tools or trainer.environment_factories is not None:
+            raise OneShotError("dynamic_sampling works on text prompts without tools or environments; set dynamic_sampling=False")
+        return cls(trainer.args.dynamic_sampling_max_rounds, trainer.args.seed, data)
+
+    def next_prompts(self, trainer, groups: int, # how many prompts this process needs
+                     columns: list[str], # the columns the trainer's own rows have
+                    ) -> list[dict]:
+        "This process's next `groups` prompts of the stream, each repeated G times (TRL's layout)."
+        acc = trainer.accelerator
+        drawn = extra_prompt_indices(len(self.dataset), self.seed + EXTRA_PROMPTS_SEED, self.drawn, groups * acc.num_processes)
+        self.drawn += len(drawn)
+        mine = drawn[acc.process_index * groups:(acc.process_index + 1) * groups]
+        rows = [self.dataset[i] for i in mine]
+        return [{k: row[k] for k in columns} for row in rows for _ in range(trainer.num_generations)]
+
+    def state_dict(self) -> dict: return {"buffer": self.buffer, "drawn": self.drawn}
+
+    def load_state_dict(self, state: dict | None): # None: a checkpoint saved without dynamic sampling
+        if state is not None: self.buffer, self.drawn = state["buffer"], int(state["drawn"])
+
+# %% ../nbs/05_trainer.ipynb #bec89465
+@patch
+def _generate_round(self: OneShotTrainer, inputs: list[dict]) -> dict:
+    "Generate and reward `inputs` (whole groups) without training on them yet: one round of dynamic sampling."
+    self._batch_inputs, self._batch_extras = inputs, {}
+    self._logp_batch = self._batch_extras
+    prompts = [x["prompt"] for x in inputs]
+    prompt_ids, completion_ids, tool_mask, completions, logprobs, extra_fields, _, _ = self._generate(prompts)
+    inputs = [dict(x) for x in inputs]
+    for i, row in enumerate(inputs): # as TRL merges a rollout's extra fields for the reward functions
+        for key, values in extra_fields.items():
+            if not isinstance(values, list): row[key] = values
+            elif i < len(values): row[key] = values[i]
+    self._pending_extra_logs.clear()
+    rewards = self._calculate_rewards(inputs, prompts, completions, completion_ids) # (every process's rows, F)
+    n, p = len(inputs), self.accelerator.process_index
+    extra_logs = {k: list(v) for k, v in self._pending_extra_logs.items()}
+    self._pending_extra_logs.clear()
+    generation = dict(prompt_ids=prompt_ids, completion_ids=completion_ids, tool_mask=tool_mask, completions=completions,
+                      logprobs=logprobs, extra_fields=extra_fields)
+    return {"inputs": inputs, "generation": generation, "rewards": rewards[p * n:(p + 1) * n], "extras": self._batch_extras,
+            "extra_logs": extra_logs, "every_process": rewards}
+
+# %% ../nbs/05_trainer.ipynb #4efda6a2
+@patch
+def _sample_with_signal(self: OneShotTrainer, inputs: list[dict]) -> list[dict]:
+    "Dynamic sampling: rounds until the batch holds only groups with signal (or the cap); returns the batch's rows, their generation and rewards staged for TRL."
+    ds, G, acc = self._dynamic, self.num_generations, self.accelerator
+    needed = len(inputs) // G # groups of this process's batch
+    parts, sizes, signal = [], [], []
+    if ds.buffer is not None:
+        parts.append(ds.buffer); sizes.append(len(ds.buffer["inputs"])); signal += [True] * (sizes[-1] // G)
+    buffered, rounds, round_inputs = len(signal), 0, inputs
+    while True:
+        part = self._generate_round(round_inputs); rounds += 1
+        everyone = group_signal(total_rewards(part.pop("every_process"), self.reward_weights), G) # every process's groups
+        parts.append(part); sizes.append(len(part["inputs"]))
+        signal += everyone.view(acc.num_processes, -1)[acc.process_index].tolist()
+        short = torch.tensor([float(sum(signal) < needed)], device=acc.device)
+        if acc.num_processes > 1: short = acc.reduce(short, reduction="sum")
+        if not short.item() or rounds >= ds.max_rounds: break
+        round_inputs = ds.next_prompts(self, needed, list(inputs[0]))
+    pool = concat_rows(parts, sizes)
+    chosen, keep, fillers = plan_batch(signal, needed)
+    rows = lambda groups: [g * G + j for g in groups for j in range(G)]
+    batch = take_rows(pool, rows(chosen), sum(sizes))
+    ds.buffer = take_rows(pool, rows(keep), sum(sizes)) if keep else None
+    generated, no_signal = len(signal) - buffered, signal[buffered:].count(False)
+    counts = torch.tensor([generated, no_signal, no_signal - fillers, fillers, len(keep)], dtype=torch.float, device=acc.device)
+    generated, no_signal, dropped, fillers, kept = acc.reduce(counts, reduction="sum").tolist() if acc.num_processes > 1 else counts.tolist()
+    for name, value in (("rounds", rounds), ("no_signal_share", no_signal / generated), ("dropped_groups", dropped),
+                        ("filler_groups", fillers), ("buffered_groups", kept)):
+        self.record_metric(f"dynamic_sampling/{name}", value)
+    g = batch["generation"]
+    self._staged = {"generation": (g["prompt_ids"], g["completion_ids"], g["tool_mask"], g["completions"], g["logprobs"],
+                                   g["extra_fields"], None, []), "rewards": batch["rewards"]}
+    self._batch_inputs, self._batch_extras = batch["inputs"], batch["extras"]
+    self._pending_extra_logs.clear(); self._pending_extra_logs.update(batch["extra_logs"])
+    return batch["inputs"]
 
 # %% ../nbs/05_trainer.ipynb #b035bd99
 def _slice_rows(batch: dict | None, # per-row extras (tensors or lists with `n` rows) and anything else
@@ -937,7 +1148,7 @@ def truncate_jsonl_steps(path: str | Path, # a completions.jsonl file
 # %% ../nbs/05_trainer.ipynb #737da0c0
 RESUME_SETTINGS = ("algo", "learning_rate", "lr_scheduler_type", "num_generations", "per_device_train_batch_size",
                    "gradient_accumulation_steps", "max_completion_length", "temperature", "beta", "loss_type",
-                   "scale_rewards", "format", "seed") # a resumed run must share these with the run it continues
+                   "scale_rewards", "format", "seed", "dynamic_sampling") # a resumed run must share these with the run it continues
 
 def run_settings(args: OneShotConfig, # the run's configuration
                  **info, # what the run trains on: model=, dataset=, reward_preset=, ... (None values are left out)
@@ -972,7 +1183,8 @@ def _save_checkpoint(self: OneShotTrainer, model, trial):
                 "last_logged_step": getattr(self, "_globalstep_last_logged", self.state.global_step),
                 "logged_loss_sum": getattr(self, "_total_loss_scalar", 0.0),
                 "metrics": {k: [float(x) for x in v] for k, v in self._metrics["train"].items()},
-                "buffered_inputs": self._buffered_inputs if self._step % generate_every else None},
+                "buffered_inputs": self._buffered_inputs if self._step % generate_every else None,
+                "dynamic_sampling": self._dynamic.state_dict() if self._dynamic is not None else None},
                folder / f"oneshot_resume_{self.args.process_index}.pt")
     if self.args.should_save:
         (folder / "oneshot_run.json").write_text(json.dumps(run_settings(self.args, **self.run_info), indent=1))
@@ -994,6 +1206,7 @@ def _load_rng_state(self: OneShotTrainer, checkpoint):
     self._tr_loss += saved["loss_since_log"]
     self._globalstep_last_logged, self._total_loss_scalar = saved["last_logged_step"], saved["logged_loss_sum"]
     self._metrics["train"].clear(); self._metrics["train"].update(saved["metrics"])
+    if self._dynamic is not None: self._dynamic.load_state_dict(saved.get("dynamic_sampling"))
 
 # %% ../nbs/05_trainer.ipynb #111256fa
 @patch
