@@ -685,7 +685,22 @@ class RunClock:
             def on_step_end(self, args, state, control, **kwargs): clock.save()
         return SaveTime()
 
+# %% ../nbs/11_cli.ipynb #3fd69164
+import functools
+from .core import RunLock, save_errors, write_text_atomic
+
+def _holding_run_dir(run):
+    "`run_train` holding its folder's lock while it runs, with a write that finds no space told in one line."
+    @functools.wraps(run)
+    def locked(opts: TrainOptions, console: Console | None = None):
+        if not hasattr(opts, "_sources"): check_options(opts) # built directly: the folder named must be a valid one
+        out = Path(opts.output_dir).expanduser()
+        if opts.resume and not out.exists(): return run(opts, console)
+        with save_errors(out), RunLock(out, notify=(console or Console()).warn): return run(opts, console)
+    return locked
+
 # %% ../nbs/11_cli.ipynb #17cb90ed
+@_holding_run_dir
 def run_train(opts: TrainOptions, # what to train (see `load_options`)
               console: Console | None = None, # where messages go (default: compact lines and the summary)
              ) -> dict:
@@ -701,7 +716,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     config = _trainer_config(opts)
     manifest = run_manifest(opts, config)
     checkpoint = prepare_run_dir(opts, manifest)
-    if checkpoint is not None and checkpoint_finished(checkpoint, config.max_steps):
+    if checkpoint is not None and checkpoint_finished(checkpoint, config.max_steps) and (out / "summary.json").is_file():
         done = checkpoint_step(checkpoint)
         target = config.max_steps if config.max_steps > 0 else done # the run's own count, which it reached
         summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").is_file() else {"steps": done}
@@ -722,7 +737,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
         if opts.overwrite and (removed := clear_run(out)):
             console.warn(f"{_setting(opts, 'overwrite', True)}: deleted the previous run's {', '.join(removed)} from {out}")
         out.mkdir(parents=True, exist_ok=True)
-        (out / "run.json").write_text(json.dumps({**manifest, "command": getattr(opts, "_command", None)}, indent=2))
+        write_text_atomic(out / "run.json", json.dumps({**manifest, "command": getattr(opts, "_command", None)}, indent=2))
     _barrier()
     from oneshot_reason.models import load_policy
     model, tokenizer = load_policy(opts.model or "tiny", lora=opts.lora)
@@ -731,7 +746,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     if heldout is not None and not (checkpoint is not None and (out / "summary_before.json").exists()):
         summary["accuracy_before"], summary["correct_before"] = _accuracy(model, tokenizer, heldout, config, out / "eval_before")
         console.line(f"held-out accuracy before training: {summary['correct_before']}/{len(heldout)} ({summary['accuracy_before']:.1%})")
-        if is_main_process(): (out / "summary_before.json").write_text(json.dumps(summary, indent=2))
+        if is_main_process(): write_text_atomic(out / "summary_before.json", json.dumps(summary, indent=2))
     elif heldout is not None:
         summary.update(json.loads((out / "summary_before.json").read_text()))
     trainer = OneShotTrainer(model, rewards, args=config, train_dataset=train, processing_class=tokenizer,
@@ -750,7 +765,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     summary["wall_seconds"] = clock.save() # every session of the run
     summary["run_dir"] = str(out)
     summary["health"] = _health_report(health, config)
-    if is_main_process(): (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    if is_main_process(): write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
     console.summary(summary_text(summary), summary)
     return summary
 

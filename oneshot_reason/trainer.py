@@ -1174,8 +1174,8 @@ def settings_differences(saved: dict, # `checkpoint_settings(...)`
 
 # %% ../nbs/05_trainer.ipynb #684e20ff
 @patch
-def _save_checkpoint(self: OneShotTrainer, model, trial):
-    "TRL's checkpoint, plus what lives between steps (`oneshot_resume_<process>.pt`) and the run's settings."
+def _write_checkpoint(self: OneShotTrainer, model, trial):
+    "TRL's checkpoint, plus what lives between steps (`oneshot_resume_<process>.pt`) and the run's settings (see `_save_checkpoint`)."
     folder = Path(self._get_output_dir(trial=trial)) / f"checkpoint-{self.state.global_step}"
     folder.mkdir(parents=True, exist_ok=True)
     generate_every = self.args.steps_per_generation * self.num_iterations
@@ -1189,6 +1189,60 @@ def _save_checkpoint(self: OneShotTrainer, model, trial):
     if self.args.should_save:
         (folder / "oneshot_run.json").write_text(json.dumps(run_settings(self.args, **self.run_info), indent=1))
     GRPOTrainer._save_checkpoint(self, model, trial)
+
+# %% ../nbs/05_trainer.ipynb #52f76f7a
+import functools
+from .core import RunLock, folder_bytes, free_bytes, save_errors, saving_folder, size_text
+
+@patch
+def _get_output_dir(self: OneShotTrainer, trial) -> str:
+    "TRL's run folder; while a checkpoint is being written, the staging folder it goes to (see `_save_checkpoint`)."
+    staging = getattr(self, "_staging", None)
+    return str(staging) if staging is not None else GRPOTrainer._get_output_dir(self, trial)
+
+def _newest_checkpoint(folder: str | Path) -> Path | None:
+    "The newest complete checkpoint in `folder` (None if none), without warning about incomplete ones."
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return last_complete_checkpoint(folder) if Path(folder).is_dir() else None
+
+# %% ../nbs/05_trainer.ipynb #dfc5442c
+def _rotate(trainer, run_dir: Path) -> None:
+    "transformers' `save_total_limit` rotation, on the run folder (during the save it ran on the staging folder)."
+    if hasattr(trainer, "_rotate_checkpoints"): return trainer._rotate_checkpoints(use_mtime=True, output_dir=str(run_dir))
+    from transformers.trainer_utils import rotate_checkpoints
+    rotate_checkpoints(output_dir=str(run_dir), save_total_limit=trainer.args.save_total_limit,
+                       best_model_checkpoint=trainer.state.best_model_checkpoint, use_mtime=True)
+
+@patch
+def _save_checkpoint(self: OneShotTrainer, model, trial):
+    "`_write_checkpoint` under `.incomplete/`, moved into the run folder once every process wrote its part: a `checkpoint-N` is complete."
+    run_dir = Path(self._get_output_dir(trial=trial))
+    previous = _newest_checkpoint(run_dir)
+    needed = folder_bytes(previous) if previous is not None else None
+    if needed and self.args.should_save and not getattr(self, "_warned_space", False) and (free := free_bytes(run_dir)) < needed:
+        self._warned_space = True # once a run
+        warnings.warn(f"{run_dir} has {size_text(free)} free, less than {previous.name} took ({size_text(needed)}): "
+                      "the next checkpoint will likely not fit; free space")
+    stage = not (self.args.push_to_hub or self.args.metric_for_best_model) # those read the checkpoint by its name while saving
+    with saving_folder(run_dir / f"checkpoint-{self.state.global_step}", needed, f"as much as {previous.name} took" if previous else "",
+                       previous, mover=self.args.should_save, wait=self.accelerator.wait_for_everyone, stage=stage) as folder:
+        self._staging = folder.parent if stage else None
+        try: self._write_checkpoint(model, trial)
+        finally: self._staging = None
+    if stage and self.args.should_save: _rotate(self, run_dir)
+
+# %% ../nbs/05_trainer.ipynb #00e9cc8c
+@patch
+def _save_final(self: OneShotTrainer):
+    "The model, tokenizer and model card in `<output_dir>/final`, complete or not at all (written under `.incomplete/` first)."
+    out = Path(self.args.output_dir)
+    newest = _newest_checkpoint(out)
+    weights = sum(p.stat().st_size for p in newest.glob("*.safetensors")) if newest is not None else 0
+    with saving_folder(out / "final", weights or None, f"as much as the weights in {newest.name}" if newest is not None else "", newest,
+                       mover=self.args.should_save, wait=self.accelerator.wait_for_everyone) as folder:
+        self.save_model(str(folder))
+        if self.args.should_save: (folder / "README.md").write_text(self.model_card())
 
 # %% ../nbs/05_trainer.ipynb #68381aa6
 @patch
@@ -1282,7 +1336,7 @@ def _resume_finished(self: OneShotTrainer, checkpoint: Path) -> TrainOutput:
     self._say(f"{checkpoint.name} has finished the run's {self.state.global_step} steps; nothing to train "
               "(ask for more steps to continue it)")
     final = Path(self.args.output_dir) / "final"
-    if self.args.save_final_model and not final.is_dir(): self.save_model(str(final))
+    if self.args.save_final_model and not final.is_dir(): self._save_final()
     losses = [h["train_loss"] for h in self.state.log_history if "train_loss" in h]
     return TrainOutput(self.state.global_step, losses[-1] if losses else float("nan"), {})
 
@@ -1293,8 +1347,17 @@ def log(self: OneShotTrainer, logs: dict, start_time: float | None = None):
     if self._stopped_early and "train_runtime" in logs: return
     return GRPOTrainer.log(self, logs, start_time)
 
+# %% ../nbs/05_trainer.ipynb #ce44b6ed
+def _holding_output_dir(train):
+    "`train` holding the output folder's lock while it runs (`core.RunLock`), with a write that finds no space told in one line."
+    @functools.wraps(train)
+    def locked(self, *args, **kwargs):
+        with save_errors(self.args.output_dir), RunLock(self.args.output_dir): return train(self, *args, **kwargs)
+    return locked
+
 # %% ../nbs/05_trainer.ipynb #5030a135
 @patch
+@_holding_output_dir
 def train(self: OneShotTrainer,
           resume_from_checkpoint: str | bool | None = None, # True for the newest checkpoint-N in output_dir, or a path
           trial=None, # a hyper-parameter search trial (see transformers.Trainer.train)
@@ -1328,9 +1391,7 @@ def train(self: OneShotTrainer,
                    f"resuming continues with step {step + 1}.")
         self._say(message)
         raise TrainingInterrupted(message, signum, saved, step)
-    if self.args.save_final_model:
-        self.save_model(str(Path(self.args.output_dir) / "final"))
-        if self.is_world_process_zero(): (Path(self.args.output_dir) / "final" / "README.md").write_text(self.model_card())
+    if self.args.save_final_model: self._save_final()
     return output
 
 # %% ../nbs/05_trainer.ipynb #d76d9323
