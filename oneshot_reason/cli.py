@@ -43,7 +43,7 @@ def _opt(default, help: str, factory=None):
 @dataclass
 class TrainOptions:
     "Everything `oneshot-reason train` needs; the defaults are the offline demo."
-    model: str | None = _opt(None, "HF id or local folder (default: the embedded offline model 'tiny')")
+    model: str | None = _opt(None, "HF id, local folder, or a named model: tiny, smollm2-135m (default: the embedded offline model 'tiny')")
     dataset: str | None = _opt(None, "gsm8k, synthetic, or a benchmark name (default: synthetic problems; gsm8k with --model)")
     data_path: str | None = _opt(None, "a local .jsonl/.json/.parquet/.csv training file (GSM8K, verl, LUFFY or plain layout)")
     question_column: str | None = _opt(None, "the column of --data-path holding the questions (default: detected)")
@@ -60,6 +60,8 @@ class TrainOptions:
     resume: bool = _opt(False, "continue the run in --output-dir from its newest checkpoint (with the same settings)")
     overwrite: bool = _opt(False, "delete the run in --output-dir (checkpoints, logs, results) and start afresh")
     lora: int | None = _opt(None, "LoRA rank (alpha = 2 x rank); 0 trains all weights (default: the preset's: 32 for m3po, else all weights)")
+    dtype: str = _opt("auto", "precision of the weights: auto, float32, bfloat16 or float16 (auto: bfloat16 for a 16-bit "
+                      "checkpoint such as smollm2-135m on a GPU, or on a CPU with native bfloat16 when only LoRA adapters train; else float32)")
     n_train: int = _opt(2000, "synthetic training problems (offline demo)")
     n_eval: int = _opt(200, "held-out problems evaluated before and after training (offline demo; 0 skips)")
     eval_steps: int = _opt(50, "also evaluate them every N steps, into heldout.jsonl (offline demo; 0: only before and after)")
@@ -170,8 +172,11 @@ def _choices() -> dict[str, list[str]]:
 # %% ../nbs/11_cli.ipynb #9ff3eccc
 def _check_choices(opts: TrainOptions) -> None:
     "Refuse names that no registry knows (with the nearest known name)."
+    from oneshot_reason.models import DTYPE_NAMES
     from oneshot_reason.trainer import parse_algo
     choices = _choices()
+    if str(opts.dtype).lower() not in DTYPE_NAMES:
+        raise _refuse(opts, "dtype", opts.dtype, "unknown dtype; choose auto, float32, bfloat16 or float16" + _did_you_mean(opts.dtype, DTYPE_NAMES))
     for key in ("format", "reward_preset", "preset", "dataset"):
         value = getattr(opts, key)
         if value is None: continue
@@ -418,8 +423,10 @@ def _dataset_cached(repo: str) -> bool:
 
 # %% ../nbs/11_cli.ipynb #28f40741
 def _model_on_disk(name: str) -> bool:
-    "Whether a model name is the tiny model, a local folder or a Hub id in the local cache."
-    if name.strip().lower() == "tiny" or Path(name).expanduser().exists(): return True
+    "Whether a model name is a named model (its check raises the fix when it cannot be had), a local folder or a Hub id in the local cache."
+    from oneshot_reason.models import named_model
+    if (named := named_model(name)) is not None: named.check(); return True
+    if Path(name).expanduser().exists(): return True
     from huggingface_hub import try_to_load_from_cache
     try: return isinstance(try_to_load_from_cache(name, "config.json"), str)
     except Exception: return False # not a valid repo id: load_policy names the problem
@@ -447,6 +454,16 @@ def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `d
                        f"{_setting(opts, 'data_path', show_value=False)} FILE (.jsonl, .json, .parquet)"
                        + (" or use the synthetic problems" if data_key == "dataset" else " or set ONESHOT_DATA_DIR to a folder of benchmark copies"))
 
+# %% ../nbs/11_cli.ipynb #ddd7713c
+def _run_dtype(opts: TrainOptions):
+    "The torch dtype a run's weights load in: `dtype`, or for 'auto' `policy_dtype` on the device the run trains on."
+    import torch
+    from oneshot_reason.models import policy_dtype
+    from oneshot_reason.trainer import PRESETS
+    use_cpu = opts.trainer.get("use_cpu", PRESETS[_preset_name(opts)]().get("use_cpu"))
+    device = "cpu" if use_cpu or not torch.cuda.is_available() else None
+    return policy_dtype(opts.model or "tiny", opts.dtype, device, full_training=not opts.lora)
+
 # %% ../nbs/11_cli.ipynb #aa1f9a70
 def _trainer_config(opts: TrainOptions):
     "The `OneShotConfig` of a run (validated: impossible combinations fail here, before any model is loaded)."
@@ -457,6 +474,7 @@ def _trainer_config(opts: TrainOptions):
     if opts.internal_layer is not None: overrides["internal_layer"] = opts.internal_layer
     if opts.iterative_steps is not None: overrides["iterative_steps"] = opts.iterative_steps
     if opts.dynamic_sampling: overrides["dynamic_sampling"] = True
+    if not {"bf16", "fp16"} & set(opts.trainer): overrides["bf16"] = str(_run_dtype(opts)) == "torch.bfloat16"
     try: return config_preset(_preset_name(opts), **{**overrides, **opts.trainer})
     except OneShotError: raise
     except (ValueError, TypeError) as e: # a value TRL or transformers refuse (e.g. an unknown lr_scheduler_type)
@@ -607,7 +625,7 @@ def summary_text(summary: dict, # what `run_train` returns
     out = summary.get("run_dir", ".")
     q = shlex.quote(str(out))
     lines = [f"Trained {summary.get('algo', '?')} on {summary.get('model', '?')} for {summary.get('steps', '?')} steps "
-             f"in {summary.get('wall_seconds', 0):.0f} s (seed {summary.get('seed', '?')})."]
+             f"in {summary.get('wall_seconds', 0):.0f} s (seed {summary.get('seed', '?')}" + (f", {summary['dtype']}" if summary.get("dtype") else "") + ")."]
     if "accuracy_before" in summary and "accuracy_after" in summary:
         n, a, b = summary.get("n_eval", 0), summary["accuracy_before"], summary["accuracy_after"]
         cb, ca = summary.get("correct_before", round(a * n)), summary.get("correct_after", round(b * n))
@@ -740,8 +758,9 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
         write_text_atomic(out / "run.json", json.dumps({**manifest, "command": getattr(opts, "_command", None)}, indent=2))
     _barrier()
     from oneshot_reason.models import load_policy
-    model, tokenizer = load_policy(opts.model or "tiny", lora=opts.lora)
-    summary: dict[str, Any] = {"model": opts.model or "tiny", "algo": config.algo, "preset": opts.preset, "format": opts.format, "seed": opts.seed,
+    dtype = _run_dtype(opts)
+    model, tokenizer = load_policy(opts.model or "tiny", lora=opts.lora, dtype=dtype)
+    summary: dict[str, Any] = {"model": opts.model or "tiny", "dtype": str(dtype).removeprefix("torch."), "algo": config.algo, "preset": opts.preset, "format": opts.format, "seed": opts.seed,
                                "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format], "n_train": len(train)}
     if heldout is not None and not (checkpoint is not None and (out / "summary_before.json").exists()):
         summary["accuracy_before"], summary["correct_before"] = _accuracy(model, tokenizer, heldout, config, out / "eval_before")
@@ -793,8 +812,17 @@ def metric_counts(summary: dict, # `EvalResult.to_dict()` plus its records' `cor
         else: counts[name] = f"about {value * n:.1f}/{n}"
     return counts
 
+# %% ../nbs/11_cli.ipynb #23485146
+def _eval_dtype(model: str, # the model's name or folder
+                dtype: str, # what the user asked for: 'auto', 'float32', 'bf16', ...
+               ) -> str:
+    "The dtype `model` is evaluated in, by name ('bfloat16'); an unknown `dtype` is refused in one line."
+    from oneshot_reason.models import DTYPE_NAMES, policy_dtype
+    if str(dtype).lower() not in DTYPE_NAMES: raise OneShotError(f"dtype={dtype!r}: unknown dtype; choose auto, float32, bfloat16 or float16")
+    return str(policy_dtype(model, dtype)).removeprefix("torch.")
+
 # %% ../nbs/11_cli.ipynb #1ab580af
-def run_eval(model: str = "tiny", # HF id, local path, or 'tiny'
+def run_eval(model: str = "tiny", # HF id, local path, or a named model ('tiny', 'smollm2-135m')
              benchmark: str = "gsm8k", # gsm8k, math500, aime24, aime25, amc23, synthetic
              data_path: str | None = None, # a local file of the benchmark (GSM8K jsonl, verl parquet, ...)
              limit: int | None = None, # only the first N problems
@@ -804,6 +832,7 @@ def run_eval(model: str = "tiny", # HF id, local path, or 'tiny'
              format: str | None = None, # prompt format; None is the benchmark's default
              output_dir: str | None = None, # where records and the summary go (None: see `eval_output_dir`)
              batch_size: int = 16, # sequences per generate call
+             dtype: str = "auto", # precision of the weights: 'auto' (see `models.policy_dtype`), 'float32', 'bfloat16', ...
             ) -> dict:
     "Evaluate a model on a benchmark; returns its summary with `counts` and the `files` written."
     from oneshot_reason.evaluate import evaluate
@@ -812,12 +841,13 @@ def run_eval(model: str = "tiny", # HF id, local path, or 'tiny'
     for name, value, least in (("limit", limit, 1), ("n_samples", n_samples, 1), ("max_new_tokens", max_new_tokens, 1), ("batch_size", batch_size, 1)):
         if value is not None and value < least: raise OneShotError(f"{name}={value}: expected a whole number >= {least}")
     if temperature is not None and temperature < 0: raise OneShotError(f"temperature={temperature}: expected a number >= 0 (0 is greedy)")
+    dtype = _eval_dtype(model, dtype)
     check_offline(argparse.Namespace(model=model, benchmark=benchmark, data_path=data_path, _interface="python"), data_key="benchmark")
     if temperature is None: temperature = 0.0 if n_samples == 1 else 0.6
     out = eval_output_dir(model, output_dir)
     result = evaluate(model, benchmark=benchmark, n_samples=n_samples, temperature=temperature, max_new_tokens=max_new_tokens,
-                      batch_size=batch_size, limit=limit, format=format, data_path=data_path, output_dir=out)
-    summary = {**result.to_dict(), "correct": [r["correct"] for r in result.records]}
+                      batch_size=batch_size, limit=limit, format=format, data_path=data_path, output_dir=out, dtype=dtype)
+    summary = {**result.to_dict(), "dtype": dtype, "correct": [r["correct"] for r in result.records]}
     summary["counts"] = metric_counts(summary)
     summary["files"] = [str(out / f"{result.benchmark}.jsonl"), str(out / f"{result.benchmark}_summary.json")]
     del summary["correct"]
@@ -829,7 +859,7 @@ def eval_text(summary: dict) -> str:
     decoding = "greedy" if summary["temperature"] == 0 else f"temperature {summary['temperature']:g}"
     k = summary["n_samples"]
     lines = [f"{summary['benchmark']}: {summary['n_problems']} problems x {k} sample{'s' * (k > 1)} ({decoding}), "
-             f"model {summary['model']}, {summary['seconds']:.1f} s"]
+             f"model {summary['model']}" + (f" ({summary['dtype']})" if summary.get("dtype") else "") + f", {summary['seconds']:.1f} s"]
     lines += [f"  {name:<8} {summary['counts'][name]:>18}  ({value:.1%})" for name, value in summary["metrics"].items()]
     lines.append("wrote " + " and ".join(summary["files"]))
     run = Path(summary["files"][0]).parent.parent
@@ -839,17 +869,19 @@ def eval_text(summary: dict) -> str:
 
 # %% ../nbs/11_cli.ipynb #75921770
 def run_generate(question: str, # the problem to solve
-                 model: str = "tiny", # HF id, local path, or 'tiny'
+                 model: str = "tiny", # HF id, local path, or a named model ('tiny', 'smollm2-135m')
                  format: str = "xml", # prompt format
                  max_new_tokens: int = 256, # completion length limit
                  temperature: float = 0.0, # 0 is greedy
                  save: str | None = None, # append the prompt/response pair to this JSONL file
+                 dtype: str = "auto", # precision of the weights: 'auto' (see `models.policy_dtype`), 'float32', 'bfloat16', ...
                 ) -> dict:
-    "Solve one question: the completion and its extracted answer."
+    "Solve one question: the completion, its extracted answer and the dtype the model ran in."
     from oneshot_reason.evaluate import build_text_generator, save_prompt_and_response, solve
+    dtype = _eval_dtype(model, dtype)
     check_offline(argparse.Namespace(model=model, dataset=None, data_path=None, _interface="python"))
-    generator = build_text_generator(model)
-    result = solve(question, generator, format=format, max_new_tokens=max_new_tokens, temperature=temperature)
+    generator = build_text_generator(model, dtype=dtype)
+    result = {**solve(question, generator, format=format, max_new_tokens=max_new_tokens, temperature=temperature), "dtype": dtype}
     if save: save_prompt_and_response(save, question, result["completion"], answer=result["answer"], model=model)
     return result
 
@@ -896,7 +928,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="print only the summary, as JSON on stdout (for scripts)")
     e = sub.add_parser("eval", help="evaluate a model on a benchmark", formatter_class=_HelpFormatter,
                        description="Evaluate a model on a benchmark: correct/n per metric, records and a summary file.")
-    e.add_argument("--model", default="tiny", help="HF id, local folder (e.g. a run's final/) or 'tiny'")
+    e.add_argument("--model", default="tiny", help="HF id, local folder (e.g. a run's final/), or a named model: tiny, smollm2-135m")
     e.add_argument("--benchmark", default="gsm8k", help="gsm8k, math500, aime24, aime25, amc23 or synthetic")
     e.add_argument("--data-path", metavar="PATH", help="a local file of the benchmark (GSM8K .jsonl, verl .parquet, ...) instead of the Hub")
     e.add_argument("--limit", type=int, metavar="N", help="only the first N problems (default: all)")
@@ -906,13 +938,15 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--format", help="prompt format: xml, hash, think or boxed (default: the benchmark's)")
     e.add_argument("--output-dir", metavar="PATH", help="where records and the summary go (default: <run>/eval for a run's final/ model, else outputs/eval)")
     e.add_argument("--batch-size", type=int, default=16, metavar="N", help="sequences per generate call")
+    e.add_argument("--dtype", default="auto", help="precision of the weights: auto, float32, bfloat16 or float16 (auto: bfloat16 for a 16-bit checkpoint such as smollm2-135m on a GPU or a CPU with native bfloat16, else float32)")
     e.add_argument("--json", action="store_true", help="print the summary as JSON on stdout (for scripts)")
     g = sub.add_parser("generate", help="solve one question", formatter_class=_HelpFormatter, description="Solve one question.")
     g.add_argument("question", help="the problem to solve")
-    g.add_argument("--model", default="tiny", help="HF id, local folder (e.g. a run's final/) or 'tiny'")
+    g.add_argument("--model", default="tiny", help="HF id, local folder (e.g. a run's final/), or a named model: tiny, smollm2-135m")
     g.add_argument("--format", default="xml", help="prompt format: xml, hash, think or boxed")
     g.add_argument("--max-new-tokens", type=int, default=256, metavar="N", help="completion length limit")
     g.add_argument("--temperature", type=float, default=0.0, metavar="X", help="sampling temperature; 0 is greedy")
+    g.add_argument("--dtype", default="auto", help="precision of the weights: auto, float32, bfloat16 or float16 (auto: bfloat16 for a 16-bit checkpoint such as smollm2-135m on a GPU or a CPU with native bfloat16, else float32)")
     g.add_argument("--save", metavar="PATH", help="append the prompt/response pair to this JSONL file (default: not saved)")
     r = sub.add_parser("report", help="write a self-contained HTML report of a run", formatter_class=_HelpFormatter,
                        description="Write a self-contained HTML page of a run: curves, completions, evaluations.")
@@ -983,7 +1017,7 @@ def _dispatch(args: argparse.Namespace, # the parsed flags
         return path
     _quiet_libraries()
     result = run_generate(**kw)
-    print(result["completion"]); print(f"\nanswer: {result['answer']}")
+    print(result["completion"]); print(f"\nanswer: {result['answer']} ({kw['model']}, {result['dtype']})")
     return result
 
 # %% ../nbs/11_cli.ipynb #b150e141

@@ -18,11 +18,12 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['RUN_LOCK', 'STAGING', 'OneShotError', 'set_seed', 'get_device', 'default_dtype', 'chat_text', 'local_data_dir',
-           'append_jsonl', 'iter_jsonl', 'read_jsonl', 'setting_value', 'checkpoint_step', 'checkpoint_finished',
-           'last_complete_checkpoint', 'is_main_process', 'world_size', 'lock_holder', 'holder_alive', 'RunLockedError',
-           'RunLock', 'write_text_atomic', 'write_failure', 'out_of_space', 'folder_bytes', 'free_bytes', 'size_text',
-           'SaveError', 'save_error', 'saving_folder', 'save_errors']
+__all__ = ['HALF_DTYPES', 'RUN_LOCK', 'STAGING', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype',
+           'chat_text', 'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl', 'setting_value',
+           'checkpoint_step', 'checkpoint_finished', 'last_complete_checkpoint', 'is_main_process', 'world_size',
+           'lock_holder', 'holder_alive', 'RunLockedError', 'RunLock', 'write_text_atomic', 'write_failure',
+           'out_of_space', 'folder_bytes', 'free_bytes', 'size_text', 'SaveError', 'save_error', 'saving_folder',
+           'save_errors']
 
 # %% ../nbs/00_core.ipynb #fcc57688
 class OneShotError(ValueError):
@@ -50,13 +51,25 @@ def get_device(prefer: str | None = None, # 'cpu', 'cuda', 'cuda:N', 'mps'; None
     if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available(): return torch.device("mps")
     return torch.device("cpu")
 
+# %% ../nbs/00_core.ipynb #ee26186b
+def cpu_has_bf16() -> bool:
+    "Whether this CPU computes in bfloat16 natively (x86 AVX512-BF16 or AMX), as torch detects it."
+    probes = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
+    try: return any(probe() for probe in probes if probe is not None)
+    except Exception: return False # a torch build without working probes: assume not
+
 # %% ../nbs/00_core.ipynb #d105b4e4
+HALF_DTYPES = (torch.bfloat16, torch.float16) # 16-bit storage: what a checkpoint's config says when it was saved in half precision
+
 def default_dtype(device: torch.device | str | None = None, # where the model will live
+                  stored: torch.dtype | None = None, # the dtype the checkpoint is stored in (its config's `dtype`), if known
+                  full_training: bool = False, # every weight will be trained (no LoRA)
                  ) -> torch.dtype:
-    "bfloat16 on a GPU that supports it, float16 on other GPUs, float32 on a CPU or MPS."
+    "bfloat16 on a GPU that has it (else float16); on a CPU with native bfloat16, bfloat16 for a 16-bit checkpoint unless all weights train; else float32."
     device = torch.device(device) if device is not None else get_device()
     if device.type == "cuda":
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if device.type == "cpu" and stored in HALF_DTYPES and not full_training and cpu_has_bf16(): return torch.bfloat16
     return torch.float32
 
 # %% ../nbs/00_core.ipynb #fabdc27b

