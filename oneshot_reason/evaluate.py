@@ -575,7 +575,7 @@ def heldout_line(record: dict, # a `heldout.jsonl` record
     "The console's line for one held-out evaluation: strict and lenient accuracy with their counts."
     step, n = record["step"], record["n"]
     when = ("held-out accuracy before training" if step == 0 else f"held-out accuracy after training (step {step})"
-            if max_steps is not None and step >= max_steps else f"step {step}: held-out accuracy")
+            if max_steps is not None and step >= max_steps else f"step {step}, held-out accuracy")
     return (f"{when}: strict {record['correct_strict']}/{n} ({record['accuracy_strict']:.1%}), "
             f"lenient {record['correct_lenient']}/{n} ({record['accuracy_lenient']:.1%})")
 
