@@ -15,7 +15,8 @@ each an equivalent rewrite or a wrong answer. math-verify's verdict is `verify(p
 
 Prints side-by-side tables; the last line is JSON:
 `{"speedup_vs_math_verify": x, "agreement": y, "oneshot_speedup_vs_math_verify": ..., "oneshot_agreement": ...,
-"latex_agreement": ..., "latex_n": ...}` (the first two for `check_answer` on part 1).
+"oneshot_lenient_speedup_vs_math_verify": ..., "oneshot_lenient_agreement": ..., "latex_agreement": ..., "latex_n": ...}`
+(the first two for `check_answer` on part 1; `check_answer`'s slowest call is printed with part 2).
 
     python bench/rewards.py [--problems 400] [--batch 64] [--seed 0] [--latex 170] [--out bench/results/rewards.json]
 """
@@ -34,7 +35,7 @@ import time
 from oneshot_reason.core import read_jsonl
 from oneshot_reason.testing import real_data_dir
 from oneshot_reason import rewards
-from oneshot_reason.rewards import check_answer, oneshot_correctness, warm_up_grader
+from oneshot_reason.rewards import check_answer, oneshot_correctness, oneshot_lenient_correctness, warm_up_grader
 
 UNITS = ["dollars", "apples", "minutes", "miles", "cookies"]
 
@@ -139,6 +140,12 @@ HAND = [
  ("$$\\frac{639}{40}$$", r"\frac{639}{40}"), ("<answer>\\frac{5}{13}</answer>", r"\frac{5}{13}"), ("<answer>$(6,31,-1)$</answer>", "(6,31,-1)"),
  ("The answer is $\\boxed{9/256}$<|endoftext|>", r"\frac{9}{256}"), ("The value is $\\boxed{.35625}$</s>", ".35625"),
  ("$\\boxed{0.0000672}$<|eot_id|>", ".0000672"), ("<|im_start|>assistant\nThe answer is \\boxed{81}<|im_end|>", "81"),
+ # units, scientific notation, mixed numbers, several boxes, decimal commas, forms math-verify misses or gets wrong
+ (r"\boxed{10}", "10 cm^2"), (r"\boxed{10}", "10weeks"), (r"\boxed{10\text{ cm}}", "10"), (r"\boxed{12 cm}", "10"), (r"\boxed{10x}", "10"),
+ (r"\boxed{3.54e-07}", r"3.54 \times 10^{-7}"), (r"\boxed{\frac{1}{432}}", r"2.314814814815 \times 10^{-3}"), (r"\boxed{1\frac{1}{2}}", "1.5"),
+ ("The answer is 1 1/2.", "3/2"), (r"\boxed{2, 1}", r"\boxed{1} and \boxed{2}"), (r"\boxed{(2, 1)}", "(1, 2)"), (r"\boxed{1,5}", "1.5"),
+ (r"\boxed{1,500}", "1.5"), ("$y = 2x + 3$", "f(x) = 2x + 3"), (r"\boxed{i(2-i)}", "1+2i"), (r"\boxed{\sin(90^\circ - x)}", r"\cos x"),
+ (r"$1 + \frac{1}{\mathrm{e}}$", r"1 - \frac{1}{\mathrm{e}}"), ("So, 20 +", "20"), ("x = 20 -", "20"),
 ]
 
 # ... and built from MATH-500 gold answers: an equivalent rewrite or a wrong answer, in one of STYLES.
@@ -238,16 +245,18 @@ def main():
 
     def grade_check(idx): return [float(check_answer(completions[j], references[j])) for j in idx]
 
-    def grade_oneshot(idx):
-        out = []
-        for i in range(0, len(idx), args.batch):
-            chunk = idx[i:i + args.batch]
-            out += oneshot_correctness(completions=[completions[j] for j in chunk], answer=[references[j] for j in chunk])
-        return out
+    def batched(reward):
+        def grade(idx):
+            out = []
+            for i in range(0, len(idx), args.batch):
+                chunk = idx[i:i + args.batch]
+                out += reward(completions=[completions[j] for j in chunk], answer=[references[j] for j in chunk])
+            return out
+        return grade
 
     warm_up_grader()  # a completion the fast path cannot decide goes to the math-verify worker: start it first
     by_variant = {name: [i for i, r in enumerate(rows) if r[0] == name] for name in VARIANTS}
-    graders = {"check_answer": grade_check, "oneshot": grade_oneshot}
+    graders = {"check_answer": grade_check, "oneshot": batched(oneshot_correctness), "oneshot-lenient": batched(oneshot_lenient_correctness)}
     verdicts, seconds = {g: [0.0] * len(rows) for g in graders}, {g: {} for g in graders}
     for g, grade in graders.items():
         for name, idx in by_variant.items():
@@ -265,18 +274,20 @@ def main():
 
     print(f"source: {source}; {len(problems)} problems x {len(VARIANTS)} variants = {len(rows)} completions")
     print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}\n")
-    print(f"{'variant':18s} {'n':>5s} {'check acc':>9s} {'oneshot acc':>11s} {'math-verify acc':>15s} {'agree':>6s} "
-          f"{'agree os':>8s} {'check us/c':>10s} {'oneshot us/c':>12s} {'math-verify us/c':>16s}")
-    ours, preset = verdicts["check_answer"], verdicts["oneshot"]
+    print(f"{'variant':18s} {'n':>5s} {'check acc':>9s} {'oneshot acc':>11s} {'lenient acc':>11s} {'math-verify acc':>15s} "
+          f"{'agree':>6s} {'agree os':>8s} {'agree len':>9s} {'check us/c':>10s} {'oneshot us/c':>12s} {'lenient us/c':>12s} "
+          f"{'math-verify us/c':>16s}")
+    ours, preset, lenient = verdicts["check_answer"], verdicts["oneshot"], verdicts["oneshot-lenient"]
     for name, idx in by_variant.items():
         mean = lambda v: sum(v[i] for i in idx) / len(idx)
-        print(f"{name:18s} {len(idx):5d} {mean(ours):9.3f} {mean(preset):11.3f} {mean(theirs):15.3f} "
-              f"{sum(ours[i] == theirs[i] for i in idx) / len(idx):6.3f} {sum(preset[i] == theirs[i] for i in idx) / len(idx):8.3f} "
+        agree = lambda v: sum(v[i] == theirs[i] for i in idx) / len(idx)
+        print(f"{name:18s} {len(idx):5d} {mean(ours):9.3f} {mean(preset):11.3f} {mean(lenient):11.3f} {mean(theirs):15.3f} "
+              f"{agree(ours):6.3f} {agree(preset):8.3f} {agree(lenient):9.3f} "
               f"{seconds['check_answer'][name] / len(idx) * 1e6:10.1f} {seconds['oneshot'][name] / len(idx) * 1e6:12.1f} "
-              f"{sum(their_seconds[i] for i in idx) / len(idx) * 1e6:16.1f}")
+              f"{seconds['oneshot-lenient'][name] / len(idx) * 1e6:12.1f} {sum(their_seconds[i] for i in idx) / len(idx) * 1e6:16.1f}")
     total_theirs, n = sum(their_seconds), len(rows)
     result = {}
-    for g, key in (("check_answer", ""), ("oneshot", "oneshot_")):
+    for g, key in (("check_answer", ""), ("oneshot", "oneshot_"), ("oneshot-lenient", "oneshot_lenient_")):
         total = sum(seconds[g].values())
         agreement = sum(a == b for a, b in zip(verdicts[g], theirs)) / n
         print(f"{g}: {n / total:,.0f} completions/s, math-verify {n / total_theirs:,.0f}/s: speedup {total_theirs / total:.0f}x; "

@@ -20,12 +20,12 @@ from torch import nn
 from trl.trainer.utils import selective_log_softmax
 
 from .core import OneShotError, world_size
-from .trainer import TrainerMethod, model_num_layers, register_method
+from .trainer import TrainerMethod, model_config, model_num_layers, register_method
 
 # %% auto #0
-__all__ = ['SITES', 'PAPER_SITES', 'REFERENCE_LAYER', 'REFERENCE_DEPTH', 'decoder_layers', 'final_norm', 'internal_policy',
-           'internal_logits', 'internal_logprobs', 'internal_policy_schedule', 'entropy_flow', 'entropy_change',
-           'default_internal_layer', 'BupoMethod']
+__all__ = ['SITES', 'PAPER_SITES', 'REFERENCE_LAYER', 'REFERENCE_DEPTH', 'BUPO_LAYERS', 'decoder_layers', 'final_norm',
+           'internal_policy', 'internal_logits', 'internal_logprobs', 'internal_policy_schedule', 'entropy_flow',
+           'entropy_change', 'default_internal_layer', 'BupoMethod']
 
 # %% ../nbs/08_bupo.ipynb #cfb06b61
 def _base_model(model: nn.Module) -> nn.Module:
@@ -251,12 +251,16 @@ def entropy_change(flow: pd.DataFrame, # an `entropy_flow` table (layer, site, e
 
 # %% ../nbs/08_bupo.ipynb #0c0b90f5
 REFERENCE_LAYER, REFERENCE_DEPTH = 5, 36 # BuPO's setting for Qwen3-4B: the internal policy of layer 5 of 36
+BUPO_LAYERS: dict[str, tuple[int, int]] = {"qwen3": (REFERENCE_LAYER, REFERENCE_DEPTH), # run_code/BuPO_qwen3.sh: k=5, Qwen3-4B
+                                           "llama": (26, 32)} # run_code/BuPO_llama.sh: k=26 (of an 8B Llama-3's 32 layers)
 
 def default_internal_layer(num_layers: int, # decoder layers of the model
+                           model_type: str | None = None, # the model's family (`config.model_type`); None: Qwen3's setting
                           ) -> int:
-    "BuPO's default layer k: the reference's k = 5 of Qwen3-4B's 36 layers, scaled to `num_layers` (round half up)."
+    "BuPO's layer k for a model: its script's k for the family (`BUPO_LAYERS`, else Qwen3's 5 of 36), scaled to `num_layers` (round half up)."
     if num_layers < 1: raise OneShotError(f"num_layers={num_layers}: the model has no decoder layer")
-    return min(num_layers - 1, math.floor(REFERENCE_LAYER * num_layers / REFERENCE_DEPTH + 0.5))
+    k, depth = BUPO_LAYERS.get(model_type, (REFERENCE_LAYER, REFERENCE_DEPTH))
+    return min(num_layers - 1, math.floor(k * num_layers / depth + 0.5))
 
 # %% ../nbs/08_bupo.ipynb #6e1a7ee1
 @register_method("bupo")
@@ -293,16 +297,32 @@ def check_run(cls: BupoMethod, args, model=None, train_dataset=None) -> None:
         raise OneShotError(f"internal_layer={k} but the model has {n} decoder layers; pass internal_layer in 0..{n - 1} "
                            "(or leave it unset for BuPO's default)")
 
+# %% ../nbs/08_bupo.ipynb #09fd0978
+_LAYER_SOURCES = {"qwen3": "BuPO_qwen3.sh's k=5 of Qwen3-4B's 36 layers, scaled", "llama": "BuPO_llama.sh's k=26 of 32 layers, scaled"}
+
+@patch(cls_method=True)
+def notes(cls: BupoMethod, args, model=None) -> list[str]:
+    "When `internal_layer` is set and differs from BuPO's choice for the model's family: both layers, and where the choice comes from."
+    config = model_config(model) if model is not None else None
+    n, family = getattr(config, "num_hidden_layers", None), getattr(config, "model_type", None)
+    if args.internal_layer is None or not isinstance(n, int): return []
+    k = default_internal_layer(n, family)
+    if args.internal_layer == k: return []
+    why = _LAYER_SOURCES.get(family, f"no BuPO script for {family or 'this family'}: Qwen3's 5 of 36 layers, scaled")
+    return [f"BuPO trains the internal policy of layer {args.internal_layer} first (internal_layer={args.internal_layer}); BuPO's "
+            f"choice for this {n}-layer {family} model is {k} ({why})"]
+
 # %% ../nbs/08_bupo.ipynb #eb5ccc0e
 @patch
 def setup(self: BupoMethod, trainer) -> None:
     "Choose and check k; let DDP tolerate the parameters phase 1 leaves unused."
     n = len(decoder_layers(trainer.model))
+    family = getattr(getattr(_base_model(trainer.model), "config", None), "model_type", None)
     k = self.args.internal_layer
-    if k is None: k = default_internal_layer(n)
+    if k is None: k = default_internal_layer(n, family)
     if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < n:
         raise OneShotError(f"internal_layer={k!r} but the model has {n} decoder layers; pass internal_layer in "
-                           f"0..{n - 1} (or None for the default, {default_internal_layer(n)})")
+                           f"0..{n - 1} (or None for the default, {default_internal_layer(n, family)})")
     if trainer.ref_model is not None and len(decoder_layers(trainer.ref_model)) != n:
         raise OneShotError(f"the reference model has {len(decoder_layers(trainer.ref_model))} decoder layers, the policy "
                            f"{n}; BuPO compares the same layer of both: use a reference of the same architecture")

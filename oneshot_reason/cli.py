@@ -27,11 +27,12 @@ from .core import (OneShotError, append_jsonl, checkpoint_finished, checkpoint_s
                                  last_complete_checkpoint, set_seed, setting_value, world_size)
 
 # %% auto #0
-__all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'RUN_FILES', 'MANIFEST_STEPS', 'EVAL_BATCH_SIZE', 'TrainOptions', 'SettingError',
-           'check_options', 'load_options', 'run_files', 'manifest_trainer_fields', 'run_manifest',
-           'manifest_differences', 'prepare_run_dir', 'clear_run', 'check_offline', 'Console', 'step_line',
-           'console_callback', 'summary_text', 'run_train', 'eval_output_dir', 'metric_counts', 'run_eval', 'eval_text',
-           'run_generate', 'build_parser', 'cli_words', 'main']
+__all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'RUN_FILES', 'MANIFEST_STEPS', 'EVAL_BATCH_SIZE', 'KNOWN_LIBRARY_WARNINGS',
+           'TrainOptions', 'SettingError', 'fill_method_defaults', 'check_options', 'load_options', 'run_files',
+           'manifest_trainer_fields', 'run_manifest', 'manifest_differences', 'prepare_run_dir', 'clear_run',
+           'check_offline', 'Console', 'step_line', 'console_callback', 'summary_text', 'run_header', 'RunClock',
+           'run_train', 'eval_output_dir', 'metric_counts', 'run_eval', 'eval_text', 'run_generate', 'build_parser',
+           'cli_words', 'silence_known_warnings', 'main']
 
 # %% ../nbs/11_cli.ipynb #e4d58175
 def _opt(default, help: str, factory=None):
@@ -48,23 +49,24 @@ class TrainOptions:
     question_column: str | None = _opt(None, "the column of --data-path holding the questions (default: detected)")
     answer_column: str | None = _opt(None, "the column of --data-path holding the reference answers (default: detected)")
     demo_column: str | None = _opt(None, "LUFFY: the column of --data-path holding demonstrations (default: `target` when present)")
-    format: str = _opt("xml", "prompt format: {formats}")
-    reward_preset: str | None = _opt(None, "reward stack: {reward_presets} (default: the prompt format's)")
+    format: str | None = _opt(None, "prompt format: {formats} (default: the preset's: xml for grpo and the offline demo, hash for m3po, think for luffy, boxed for bupo)")
+    reward_preset: str | None = _opt(None, "reward stack: {reward_presets} (default: the preset's; the format's own with another --format)")
     algo: str = _opt("grpo", "grpo or {methods}, or several joined with '+' (e.g. m3po+luffy)")
-    preset: str | None = _opt(None, "trainer preset: {presets} (default: cpu-demo for the offline demo, else the method's)")
+    preset: str | None = _opt(None, "trainer preset: {presets} (default: cpu-demo for the offline demo, else the method's); it names the format, reward stack and LoRA rank too")
     max_steps: int | None = _opt(None, "optimisation steps, >= 1 (default: the preset's; {demo_steps} for the offline demo)")
     save_steps: int | None = _opt(None, "save a checkpoint every N steps, >= 1 (default: the preset's)")
     seed: int = _opt(0, "one seed for data order, sampling and initialisation")
     output_dir: str = _opt("outputs/run", "the run's folder: checkpoints, logs, completions.jsonl, final/, summary.json (one run per folder)")
     resume: bool = _opt(False, "continue the run in --output-dir from its newest checkpoint (with the same settings)")
     overwrite: bool = _opt(False, "delete the run in --output-dir (checkpoints, logs, results) and start afresh")
-    lora: int | None = _opt(None, "LoRA rank, >= 1 (alpha = 2 x rank) (default: all weights are trained)")
+    lora: int | None = _opt(None, "LoRA rank (alpha = 2 x rank); 0 trains all weights (default: the preset's: 32 for m3po, else all weights)")
     n_train: int = _opt(2000, "synthetic training problems (offline demo)")
     eval_benchmark: str | None = _opt(None, "held-out problems evaluated before, during and after training: synthetic, gsm8k, math500, aime24, aime25, amc23 or a data file (default: synthetic for the offline demo, else no evaluation)")
     n_eval: int = _opt(200, "held-out problems evaluated (the first N of a benchmark; 0 skips the evaluation)")
     eval_steps: int = _opt(50, "also evaluate them every N steps, into heldout.jsonl (0: only before and after)")
     internal_layer: int | None = _opt(None, "BuPO: the layer whose policy is optimised first (default: BuPO's choice)")
     iterative_steps: int | None = _opt(None, "BuPO: optimizer steps of the internal-layer phase (default: the preset's: 5 offline, 120 in bupo)")
+    dynamic_sampling: bool = _opt(False, "DAPO's dynamic sampling: drop groups whose completions all earn the same reward and generate more prompts until each batch holds only groups with signal (trainer: dynamic_sampling_max_rounds caps the rounds, 4 by default)")
     trainer: dict = _opt(None, "any other OneShotConfig field (YAML only)", factory=dict)
 
     @property
@@ -139,7 +141,7 @@ def _convert(value: Any, kind: str) -> Any:
     return value
 
 # %% ../nbs/11_cli.ipynb #e24e22a4
-_RANGES = {"max_steps": 1, "save_steps": 1, "seed": 0, "lora": 1, "n_train": 1, "n_eval": 0, "eval_steps": 0,
+_RANGES = {"max_steps": 1, "save_steps": 1, "seed": 0, "lora": 0, "n_train": 1, "n_eval": 0, "eval_steps": 0,
            "internal_layer": 0, "iterative_steps": 0} # the smallest accepted value of each number
 
 def _check_values(opts: TrainOptions) -> None:
@@ -250,15 +252,47 @@ def _eval_benchmark(opts: TrainOptions) -> str | None:
     return str(Path(name).expanduser().resolve())
 
 
+# %% ../nbs/11_cli.ipynb #31434723
+FORMAT_REWARDS = {"xml": "oneshot", "hash": "hash", "think": "think", "boxed": "boxed"} # reward stack per prompt format
+ALGO_PRESETS = {"grpo": "oneshot", "m3po": "m3po", "luffy": "luffy", "bupo": "bupo"} # trainer preset per first method
+
+def _preset_name(opts: TrainOptions) -> str:
+    "The trainer preset of a run: the one asked for, cpu-demo for the offline demo, else the first method's."
+    if opts.preset: return opts.preset
+    return "cpu-demo" if opts.offline_demo else ALGO_PRESETS.get(opts.algo.split("+")[0], "oneshot")
+
+# %% ../nbs/11_cli.ipynb #02722b79
+def fill_method_defaults(opts: TrainOptions, # checked options
+                        ) -> TrainOptions:
+    "Set the preset, format, reward stack and LoRA rank the user left unset from the method's preset; refuse an ambiguous mix of methods."
+    from oneshot_reason.trainer import PRESETS, PRESET_LORA, PRESET_REWARDS, parse_algo
+    layout = lambda preset: (PRESETS[preset]().get("format", "xml"), PRESET_REWARDS.get(preset))
+    given_format = opts.format or opts.trainer.get("format")
+    if opts.preset is None and not opts.offline_demo and given_format is None:
+        own = {m: layout(ALGO_PRESETS.get(m, "oneshot")) for m in parse_algo(opts.algo)}
+        if len(set(own.values())) > 1:
+            mix = "; ".join(f"{m}: format {f}, reward {r}" for m, (f, r) in own.items())
+            choices = " or ".join(_setting(opts, "format", f) for f in dict.fromkeys(f for f, _ in own.values()))
+            raise SettingError(f"{_setting(opts, 'algo', opts.algo)}: its methods train with different formats ({mix}); "
+                               f"choose one with {choices} (the reward follows the format), or a trainer preset with "
+                               f"{_setting(opts, 'preset', show_value=False)}")
+    opts.preset = _preset_name(opts)
+    own_format, own_reward = layout(opts.preset)
+    opts.format = given_format or own_format
+    if opts.reward_preset is None: opts.reward_preset = own_reward if opts.format == own_format and own_reward else FORMAT_REWARDS[opts.format]
+    if opts.lora is None: opts.lora = PRESET_LORA.get(opts.preset)
+    return opts
+
 # %% ../nbs/11_cli.ipynb #39eb968f
 def check_options(opts: TrainOptions, # options from `load_options` or built directly (then named as Python arguments)
                  ) -> TrainOptions:
-    "Check and convert every option (types, ranges, files, registry names, `trainer:` fields); returns `opts`."
+    "Check and convert every option (types, ranges, files, registry names, `trainer:` fields), fill the method's defaults; returns `opts`."
     if not hasattr(opts, "_sources"): opts._sources, opts._interface, opts._config_path = {}, "python", None
     _check_values(opts)
     _check_paths(opts)
     _check_choices(opts)
     _check_trainer_fields(opts)
+    fill_method_defaults(opts)
     _check_eval_benchmark(opts)
     return opts
 
@@ -295,18 +329,9 @@ def load_options(config: str | Path | None = None, # a YAML file of options (top
     opts._sources, opts._interface, opts._config_path = sources, interface, config_path
     return check_options(opts)
 
-# %% ../nbs/11_cli.ipynb #31434723
-FORMAT_REWARDS = {"xml": "oneshot", "hash": "hash", "think": "think", "boxed": "boxed"} # reward stack per prompt format
-ALGO_PRESETS = {"grpo": "oneshot", "m3po": "m3po", "luffy": "luffy", "bupo": "bupo"} # trainer preset per first method
-
-def _preset_name(opts: TrainOptions) -> str:
-    "The trainer preset of a run: the one asked for, cpu-demo for the offline demo, else the first method's."
-    if opts.preset: return opts.preset
-    return "cpu-demo" if opts.offline_demo else ALGO_PRESETS.get(opts.algo.split("+")[0], "oneshot")
-
 # %% ../nbs/11_cli.ipynb #a5d59dc7
 RUN_FILES = ("run.json", "summary.json", "summary_before.json", "completions.jsonl", "heldout.jsonl", "runs", "final",
-             "eval", "eval_before", "eval_after", "report.html") # besides checkpoint-N folders
+             "eval", "eval_before", "eval_after", "report.html", "wall_time.json") # besides checkpoint-N folders
 
 def run_files(output_dir: str | Path) -> list[Path]:
     "The files and folders of a run in `output_dir` (empty when it holds none)."
@@ -318,11 +343,13 @@ def run_files(output_dir: str | Path) -> list[Path]:
 # %% ../nbs/11_cli.ipynb #12e9ed43
 MANIFEST_STEPS = ("max_steps", "save_steps", "eval_steps") # may differ between a run and its resume
 
-def manifest_trainer_fields() -> tuple[str, ...]:
-    "The `OneShotConfig` fields `run.json` records: what a resume must share (`RESUME_SETTINGS`) and every method's `settings`."
-    from oneshot_reason.trainer import RESUME_SETTINGS, get_method, known_methods
+def manifest_trainer_fields(algo: str | None = None, # the run's methods ('m3po+luffy'); None: every known method
+                           ) -> tuple[str, ...]:
+    "The `OneShotConfig` fields `run.json` records: what a resume must share (`RESUME_SETTINGS`) and the `settings` of the methods in `algo`."
+    from oneshot_reason.trainer import RESUME_SETTINGS, get_method, known_methods, parse_algo
     named = ("algo", "seed", "format") # recorded under the run's own names: algo, seed, format
-    fields_ = [n for n in RESUME_SETTINGS if n not in named] + [n for m in known_methods() for n in get_method(m).settings]
+    methods = known_methods() if algo is None else parse_algo(algo)
+    fields_ = [n for n in RESUME_SETTINGS if n not in named] + [n for m in methods for n in get_method(m).settings]
     return tuple(dict.fromkeys(fields_))
 
 # %% ../nbs/11_cli.ipynb #dce2bf05
@@ -334,10 +361,10 @@ def run_manifest(opts: TrainOptions, # the run's options
                 "data_path": str(Path(opts.data_path).expanduser().resolve()) if opts.data_path else None,
                 "question_column": opts.question_column, "answer_column": opts.answer_column, "demo_column": opts.demo_column,
                 "format": opts.format, "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format],
-                "preset": _preset_name(opts), "seed": opts.seed, "lora": opts.lora,
+                "preset": _preset_name(opts), "seed": opts.seed, "lora": opts.lora or None,
                 "n_train": opts.n_train if opts.offline_demo else None, "n_eval": opts.n_eval if _eval_benchmark(opts) else None,
                 "eval_benchmark": _eval_benchmark(opts)}
-    settings.update({key: setting_value(getattr(config, key)) for key in manifest_trainer_fields()})
+    settings.update({key: setting_value(getattr(config, key)) for key in manifest_trainer_fields(config.algo)})
     settings.update({f"trainer.{k}": setting_value(v) for k, v in opts.trainer.items() if k not in settings and k not in MANIFEST_STEPS})
     return {"settings": settings, "max_steps": config.max_steps, "save_steps": setting_value(config.save_steps),
             "eval_steps": opts.eval_steps}
@@ -348,7 +375,7 @@ def manifest_differences(run: dict, # the `run.json` of the run in the folder
                         ) -> list[tuple[str, Any, Any]]:
     "(setting, the run's value, the command's value) for each setting that differs."
     a, b = run.get("settings", {}), command.get("settings", {})
-    keys = [k for k in sorted(set(a) | set(b)) if k in a or k.startswith("trainer.")]
+    keys = [k for k in sorted(set(a) | set(b)) if (k in a and k in b) or k.startswith("trainer.")]
     return [(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)]
 
 # %% ../nbs/11_cli.ipynb #69192e20
@@ -463,6 +490,7 @@ def _trainer_config(opts: TrainOptions):
     if opts.save_steps is not None: overrides["save_steps"] = opts.save_steps
     if opts.internal_layer is not None: overrides["internal_layer"] = opts.internal_layer
     if opts.iterative_steps is not None: overrides["iterative_steps"] = opts.iterative_steps
+    if opts.dynamic_sampling: overrides["dynamic_sampling"] = True
     try: return config_preset(_preset_name(opts), **{**overrides, **opts.trainer})
     except OneShotError: raise
     except (ValueError, TypeError) as e: # a value TRL or transformers refuse (e.g. an unknown lr_scheduler_type)
@@ -567,6 +595,24 @@ def _use_console(trainer, console: Console) -> None:
         if isinstance(cb, (PrinterCallback, ProgressCallback, NotebookProgressCallback)): trainer.remove_callback(cb)
     trainer.add_callback(console_callback(console))
 
+# %% ../nbs/11_cli.ipynb #86f632a3
+def _watch_health(trainer, console: Console):
+    "Add the health checks to the trainer, saying each one once through `console` when it starts to hold; returns the callback."
+    from oneshot_reason.health import health_callback
+    watch = health_callback(lambda event: console.warn(event.text()))
+    trainer.add_callback(watch)
+    return watch
+
+def _health_report(watch, config) -> dict:
+    "What summary.json keeps of the run's health: the events and the notes (the loss near 0)."
+    from oneshot_reason.health import health_summary
+    return health_summary(watch.monitor.events, watch.monitor.history, config.num_iterations)
+
+def _health_lines(health: dict | None) -> list[str]:
+    "The closing summary's health lines (none for a summary without them)."
+    from oneshot_reason.health import health_lines
+    return health_lines(health)
+
 # %% ../nbs/11_cli.ipynb #d05977f9
 def _heldout_evaluation(trainer, # the OneShotTrainer about to train
                         opts: TrainOptions, # the run's options
@@ -615,6 +661,7 @@ def summary_text(summary: dict, # what `run_train` returns
             say = lambda when, v: "—" if v is None else f"{summary.get(f'correct_{kind}_{when}', round(v * n))}/{n} ({v:.1%})"
             change = f", {100 * (b - a):+.1f} points" if a is not None and b is not None else ""
             lines.append(f"  {kind:<7} {say('before', a)} -> {say('after', b)}{change} ({rule})")
+    lines += _health_lines(summary.get("health"))
     lines += [f"Run folder: {out} (final model in {Path(out) / 'final'})", "Next:",
               f"  oneshot-reason report --run-dir {q}", f"  tensorboard --logdir {shlex.quote(str(Path(out) / 'runs'))}",
               _next_eval(summary, shlex.quote(str(Path(out) / "final")))]
@@ -635,7 +682,74 @@ def _warn_bupo(opts: TrainOptions, config, console: Console) -> None:
                      f"alone for {config.iterative_steps} steps), so the full-model phase never runs; train more than "
                      f"{config.iterative_steps} steps or lower {_name(opts, 'iterative_steps')}")
 
+# %% ../nbs/11_cli.ipynb #017e3f99
+def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_method_defaults`)
+               config, # its `OneShotConfig`
+              ) -> list[str]:
+    "The run's first console lines: method, preset, format, reward stack and LoRA; the batch layout when it is not one device's batch; the methods' notes."
+    from oneshot_reason.rewards import reward_preset
+    from oneshot_reason.trainer import PRESETS, batch_layout, run_notes
+    stack = reward_preset(opts.reward_preset)
+    own = PRESETS[opts.preset]().get("format", "xml")
+    lora = f", LoRA rank {opts.lora} (alpha {2 * opts.lora})" if opts.lora else ""
+    lines = [f"{config.algo} on {opts.model or 'tiny'}: preset {opts.preset}, format {opts.format}"
+             + ("" if opts.format == own else f" (the preset's: {own})") + f", reward {opts.reward_preset} ("
+             + ", ".join(f"{n} {w:g}" for n, w in zip(stack.names, stack.weights)) + f"){lora}"]
+    per_generation = config.steps_per_generation * config.num_iterations
+    if config.gradient_accumulation_steps > 1 or world_size() > 1 or per_generation > config.gradient_accumulation_steps:
+        lines.append(batch_layout(config))
+    flags = [f.name for f in fields(TrainOptions)]
+    return lines + [cli_words(n, flags) if opts._interface == "cli" else n for n in run_notes(config, opts.model or "tiny")]
+
+# %% ../nbs/11_cli.ipynb #a8d42ca9
+class RunClock:
+    "Wall time over all the sessions of a run: what earlier sessions spent (`<run>/wall_time.json`) plus this one's."
+    file_name = "wall_time.json"
+
+    def __init__(self, run_dir: str | Path, # the run's folder
+                 start: float | None = None, # when this session started (`time.time()`; None: now)
+                 resumed: bool = False, # this session continues the run in `run_dir`
+                ):
+        self.path, self.start = Path(run_dir) / self.file_name, time.time() if start is None else start
+        self.before = 0.0
+        if resumed and self.path.is_file():
+            try: self.before = float(json.loads(self.path.read_text())["seconds"])
+            except (ValueError, KeyError, TypeError): pass # a damaged file: count this session alone
+
+    def seconds(self) -> float: return self.before + time.time() - self.start
+
+    def save(self) -> float:
+        "Write the seconds so far (main process, atomically); returns them, rounded to 0.1 s."
+        seconds = round(self.seconds(), 1)
+        if is_main_process() and self.path.parent.is_dir():
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"seconds": seconds})); os.replace(tmp, self.path)
+        return seconds
+
+    def callback(self):
+        "A `TrainerCallback` that saves the time after every optimizer step."
+        from transformers import TrainerCallback
+        clock = self
+        class SaveTime(TrainerCallback):
+            def on_step_end(self, args, state, control, **kwargs): clock.save()
+        return SaveTime()
+
+# %% ../nbs/11_cli.ipynb #3fd69164
+import functools
+from .core import RunLock, save_errors, write_text_atomic
+
+def _holding_run_dir(run):
+    "`run_train` holding its folder's lock while it runs, with a write that finds no space told in one line."
+    @functools.wraps(run)
+    def locked(opts: TrainOptions, console: Console | None = None):
+        if not hasattr(opts, "_sources"): check_options(opts) # built directly: the folder named must be a valid one
+        out = Path(opts.output_dir).expanduser()
+        if opts.resume and not out.exists(): return run(opts, console)
+        with save_errors(out), RunLock(out, notify=(console or Console()).warn): return run(opts, console)
+    return locked
+
 # %% ../nbs/11_cli.ipynb #17cb90ed
+@_holding_run_dir
 def run_train(opts: TrainOptions, # what to train (see `load_options`)
               console: Console | None = None, # where messages go (default: compact lines and the summary)
              ) -> dict:
@@ -652,7 +766,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     config = _trainer_config(opts)
     manifest = run_manifest(opts, config)
     checkpoint = prepare_run_dir(opts, manifest)
-    if checkpoint is not None and checkpoint_finished(checkpoint, config.max_steps):
+    if checkpoint is not None and checkpoint_finished(checkpoint, config.max_steps) and (out / "summary.json").is_file():
         done = checkpoint_step(checkpoint)
         target = config.max_steps if config.max_steps > 0 else done # the run's own count, which it reached
         summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").is_file() else {"steps": done}
@@ -667,30 +781,34 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     train, heldout = _train_data(opts)
     check_run(config, opts.model or "tiny", train) # BuPO's layer, LUFFY's demonstrations: before the weights load
     _warn_bupo(opts, config, console)
+    for line in run_header(opts, config): console.line(line) # preset, format, reward; the batch; the methods' notes
     _barrier() # every process has checked the folder before any of them changes it
     if is_main_process():
         if opts.overwrite and (removed := clear_run(out)):
             console.warn(f"{_setting(opts, 'overwrite', True)}: deleted the previous run's {', '.join(removed)} from {out}")
         out.mkdir(parents=True, exist_ok=True)
-        (out / "run.json").write_text(json.dumps({**manifest, "command": getattr(opts, "_command", None)}, indent=2))
+        write_text_atomic(out / "run.json", json.dumps({**manifest, "command": getattr(opts, "_command", None)}, indent=2))
     _barrier()
     from oneshot_reason.models import load_policy
     model, tokenizer = load_policy(opts.model or "tiny", lora=opts.lora)
-    summary: dict[str, Any] = {"model": opts.model or "tiny", "algo": config.algo, "format": opts.format, "seed": opts.seed,
+    summary: dict[str, Any] = {"model": opts.model or "tiny", "algo": config.algo, "preset": opts.preset, "format": opts.format, "seed": opts.seed,
                                "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format], "n_train": len(train),
                                "dataset": manifest["settings"]["data_path"] or manifest["settings"]["dataset"]}
     trainer = OneShotTrainer(model, rewards, args=config, train_dataset=train, processing_class=tokenizer,
                              run_info=dict(model=opts.model or "tiny", dataset=opts.data_path or opts.dataset or "synthetic",
                                            reward_preset=summary["reward_preset"]))
     _use_console(trainer, console)
+    clock = RunClock(out, start, resumed=checkpoint is not None); trainer.add_callback(clock.callback())
+    health = _watch_health(trainer, console)
     heldout_eval = _heldout_evaluation(trainer, opts, heldout, console)
     if checkpoint is not None: console.line(f"resuming from {checkpoint} (step {checkpoint_step(checkpoint)} of {config.max_steps})")
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     summary.update(_heldout_summary(heldout_eval, trainer))
     summary["steps"] = trainer.state.global_step
-    summary["wall_seconds"] = round(time.time() - start, 1)
+    summary["wall_seconds"] = clock.save() # every session of the run
     summary["run_dir"] = str(out)
-    if is_main_process(): (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    summary["health"] = _health_report(health, config)
+    if is_main_process(): write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
     console.summary(summary_text(summary), summary)
     return summary
 
@@ -883,6 +1001,20 @@ def _quiet_libraries() -> None:
     "Hide the libraries' own progress bars (loading weights, mapping datasets, writing shards) on the command line."
     import transformers, datasets, huggingface_hub
     transformers.utils.logging.disable_progress_bar(); datasets.disable_progress_bars(); huggingface_hub.utils.disable_progress_bars()
+    silence_known_warnings()
+
+# %% ../nbs/11_cli.ipynb #c75b406d
+KNOWN_LIBRARY_WARNINGS = ("Ignoring clean_up_tokenization_spaces=True for BPE tokenizer",) # how they start; they do not apply
+_WARNING_LOGGERS = ("transformers.tokenization_utils_tokenizers",) # the loggers that print them
+
+def _not_known(record) -> bool: return not record.getMessage().startswith(KNOWN_LIBRARY_WARNINGS)
+
+def silence_known_warnings() -> None:
+    "Drop the library warnings of `KNOWN_LIBRARY_WARNINGS` (once installed, repeated calls change nothing)."
+    import logging
+    for name in _WARNING_LOGGERS:
+        logger = logging.getLogger(name)
+        if _not_known not in logger.filters: logger.addFilter(_not_known)
 
 # %% ../nbs/11_cli.ipynb #17692e14
 def _dispatch(args: argparse.Namespace, # the parsed flags

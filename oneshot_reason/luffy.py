@@ -8,17 +8,19 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/luffy.html.md"""
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Callable, ClassVar
 
 import torch
 from fastcore.basics import patch
 
 from .core import OneShotError, chat_text
-from .trainer import TrainerMethod, check_whole_groups, register_method
+from .trainer import PRESETS, TrainerMethod, check_whole_groups, register_method
 
 # %% auto #0
-__all__ = ['policy_shaping', 'policy_shaping_weight', 'mixed_group_advantages', 'luffy_token_loss', 'demonstration_text',
-           'demonstration_token_ids', 'mix_demonstrations', 'luffy_group_stats', 'LuffyMethod']
+__all__ = ['DEMONSTRATIONS_CHECKED', 'policy_shaping', 'policy_shaping_weight', 'mixed_group_advantages', 'luffy_token_loss',
+           'demonstration_text', 'demonstration_token_ids', 'demonstration_cut_report', 'mix_demonstrations',
+           'luffy_group_stats', 'LuffyMethod']
 
 # %% ../nbs/07_luffy.ipynb #1a655224
 def policy_shaping(p: torch.Tensor, # the current policy's probability of each demonstration token
@@ -92,6 +94,26 @@ def demonstration_token_ids(tokenizer, # the policy's tokenizer (TRL's `processi
     ids = list(tokenizer(text, add_special_tokens=False)["input_ids"]) + [eos_token_id]
     return ids if max_completion_length is None else ids[:max_completion_length]
 
+# %% ../nbs/07_luffy.ipynb #e9b0326e
+DEMONSTRATIONS_CHECKED = 1000 # demonstrations measured when a LUFFY trainer is built
+
+def demonstration_cut_report(tokenizer, # the policy's tokenizer
+                             demonstrations: list, # demonstrations to measure (text, messages or None each)
+                             max_completion_length: int | None, # the completion budget
+                             total: int | None = None, # how many the training set has, when `demonstrations` are its first rows
+                            ) -> str | None:
+    "One line saying how many demonstrations `demonstration_token_ids` cuts at `max_completion_length`, or None when none is."
+    if max_completion_length is None: return None
+    texts = [t for t in (demonstration_text(d) for d in demonstrations) if t is not None]
+    if not texts: return None
+    lengths = [len(ids) + 1 for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]] # + EOS
+    cut = [n for n in lengths if n > max_completion_length]
+    if not cut: return None
+    which = f"the first {len(texts)} demonstrations" if total is not None and total > len(demonstrations) else f"{len(texts)} demonstrations"
+    return (f"LUFFY: {len(cut)} of {which} are longer than max_completion_length={max_completion_length} tokens and are cut "
+            f"before their end (the longest needs {max(cut)}); a cut demonstration usually loses its answer and scores 0, "
+            f"so it is pushed down: raise max_completion_length to {max(cut)} or drop the long demonstrations")
+
 # %% ../nbs/07_luffy.ipynb #4443be47
 def mix_demonstrations(completion_ids: list[list[int]], # sampled completions, groups of G consecutive rows
                        demonstrations: list, # one entry per row (the same within a group): text, messages or None
@@ -151,8 +173,32 @@ def check_run(cls: LuffyMethod, args, model=None, train_dataset=None) -> None:
     columns = getattr(train_dataset, "column_names", None)
     if columns is not None and cls.demonstration_column not in columns:
         raise OneShotError(f"algo='luffy' needs a {cls.demonstration_column!r} column in the training set (off-policy "
-                           f"solutions), which has {sorted(columns)}; add one (load_math_file maps LUFFY's 'target', "
-                           "synthetic_problems has it) or use another algo")
+                           f"solutions), which has {sorted(columns)}; name the column of worked solutions of a training "
+                           "file with demonstration_column= (e.g. 'answer' in GSM8K's; load_math_file maps LUFFY's 'target' "
+                           "itself, synthetic_problems has one) or use another algo")
+
+# %% ../nbs/07_luffy.ipynb #21a918ac
+@patch
+def setup(self: LuffyMethod, trainer) -> None:
+    "Warn once when the training set's demonstrations are longer than the completion budget."
+    data = trainer.train_dataset
+    if not trainer.accelerator.is_main_process or self.demonstration_column not in (getattr(data, "column_names", None) or []): return
+    first = data[:DEMONSTRATIONS_CHECKED][self.demonstration_column]
+    report = demonstration_cut_report(trainer._tokenizer, first, trainer.max_completion_length, total=len(data))
+    if report: warnings.warn(report, stacklevel=2)
+
+# %% ../nbs/07_luffy.ipynb #f869613b
+@patch(cls_method=True)
+def notes(cls: LuffyMethod, args, model=None) -> list[str]:
+    "How LUFFY's reduction of this run differs from its script's: the length it divides by and the accumulation."
+    length, accumulation = args.max_completion_length, args.gradient_accumulation_steps
+    reference = PRESETS["luffy"]()["max_completion_length"] # exp_scripts/train.sh: max_response_length
+    if args.loss_type != "luffy" or (length, accumulation) == (reference, 1): return []
+    factor = reference / (length * accumulation)
+    parts = [f"max_completion_length={length}"] + ([f"{accumulation} accumulated micro-batches"] if accumulation > 1 else [])
+    return [f"LUFFY's loss is summed over a micro-batch and divided by its length: here {' and '.join(parts)}, in LUFFY's "
+            f"script {reference} and one micro-batch a step, so at the same learning rate each token's gradient is "
+            f"{factor:.3g}x LUFFY's"]
 
 # %% ../nbs/07_luffy.ipynb #94d76b53
 @patch

@@ -30,10 +30,11 @@ from .core import OneShotError, chat_text
 # %% auto #0
 __all__ = ['MAX_SYMBOLIC_CHARS', 'GRADING_TIMEOUT', 'SYMBOLIC_REWARD_TIMEOUT', 'THINK_TAIL_CHARS', 'REWARD_PRESETS',
            'extract_xml_answer', 'extract_boxed', 'extract_answer', 'normalize_number', 'numeric_equal', 'exact_equal',
-           'warm_up_grader', 'symbolic_equal', 'answers_equal', 'check_answer', 'oneshot_correctness',
-           'oneshot_numeric', 'oneshot_xml', 'tags_correctness', 'tags_format', 'hash_correctness',
-           'willccbb_correctness', 'willccbb_int', 'willccbb_strict_format', 'willccbb_soft_format',
-           'willccbb_xmlcount', 'think_accuracy', 'boxed_accuracy', 'RewardStack', 'reward_preset']
+           'warm_up_grader', 'symbolic_equal', 'check_answer', 'answers_equal', 'oneshot_correctness',
+           'oneshot_numeric', 'oneshot_xml', 'oneshot_lenient_correctness', 'oneshot_lenient_numeric',
+           'tags_correctness', 'tags_format', 'hash_correctness', 'willccbb_correctness', 'willccbb_int',
+           'willccbb_strict_format', 'willccbb_soft_format', 'willccbb_xmlcount', 'think_accuracy', 'boxed_accuracy',
+           'RewardStack', 'reward_preset']
 
 # %% ../nbs/02_rewards.ipynb #0552e1f9
 def extract_xml_answer(text: str, # a completion
@@ -103,8 +104,8 @@ def _closing_braces(text: str) -> dict[int, int]:
         elif stack: close[stack.pop()] = m.start()
     return close
 
-def _all_boxed(text: str) -> list[str]:
-    "The contents of every top-level `\\boxed{}` / `\\fbox{}` (and `\\boxed 5`), left to right, in linear time."
+def _box_spans(text: str) -> list[tuple[int, int, str]]:
+    "(start, end, content) of every top-level `\\boxed{}` / `\\fbox{}` (and `\\boxed 5`), left to right, in linear time."
     found, close, end = [], None, -1
     for m in _BOX.finditer(text):
         if m.start() < end: continue  # a box inside a box
@@ -114,11 +115,31 @@ def _all_boxed(text: str) -> list[str]:
             if close is None: close = _closing_braces(text)
             if k not in close: continue
             end = close[k]
-            found.append(text[k + 1:end].strip())
+            found.append((m.start(), end + 1, text[k + 1:end].strip()))
         elif k > m.end():  # `\boxed 5`: up to the end of the math, of the line, or the next box
             content = _BOXED_SPACE_END.split(text[k:k + _BOXED_SPACE_CHARS], maxsplit=1)[0].strip()
-            if content: found.append(content)
-    return [b for b in found if b][-_MAX_BOXES:]
+            if content: found.append((m.start(), k + len(content), content))
+    return [span for span in found if span[2]][-_MAX_BOXES:]
+
+def _all_boxed(text: str) -> list[str]:
+    "The contents of every top-level box, left to right."
+    return [content for _, _, content in _box_spans(text)]
+
+_BOX_GAP_CHARS = 40  # boxes this close on one line are one answer (`\boxed{1}, \boxed{2}`, `\boxed{1} and \boxed{2}`)
+_MAX_GAP_WORDS = 1  # besides `and`/`or`, the words two boxes of one answer may have between them (`\boxed{1} papers and \boxed{2}`)
+_GAP_WORD = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
+_GAP_COMMAND = re.compile(r"\\[a-zA-Z]+")
+
+def _last_box_group(spans: list[tuple[int, int, str]], text: str) -> list[str]:
+    "The contents of the last group of boxes, each once: boxes on one line, close together, with no more than a connective and a word between them."
+    if not spans: return []
+    group = [spans[-1]]
+    for span in reversed(spans[:-1]):
+        gap = text[span[1]:group[0][0]]
+        words = [w for w in _GAP_WORD.findall(_GAP_COMMAND.sub(" ", gap)) if w.lower() not in ("and", "or")]
+        if len(gap) > _BOX_GAP_CHARS or "\n" in gap or len(words) > _MAX_GAP_WORDS: break
+        group.insert(0, span)
+    return list(dict.fromkeys(content for _, _, content in group))
 
 # %% ../nbs/02_rewards.ipynb #cac2c2cf
 _MATH_TOKEN = re.compile(r"\\\$|\$\$|\$|\\\(|\\\)|\\\[|\\\]|\n")
@@ -191,7 +212,8 @@ def _a_line(text: str) -> str | None:
     return m.group(1).strip() or None if m else None
 
 # %% ../nbs/02_rewards.ipynb #d25ae4ac
-_LAST_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+(?![\d.,]\d))?")
+_LAST_NUMBER = re.compile(r"(?<![\w.])-?(?:\d+ (?=\d+/\d))?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d{1,3}(?![\w.]))?"
+                          r"(?:/\d+(?![\d.,]\d))?")
 
 def _last_number(text: str) -> str | None:
     last = None
@@ -203,23 +225,74 @@ def _last_number(text: str) -> str | None:
 class _Found:
     "Where a completion's final answer was found: its text, how it was found, and the part of the completion it is in."
     answer: str # the answer as written
-    how: str # 'box', 'boxes', 'final', 'phrase', 'span', 'hash', 'line', 'tags' or 'number'
+    how: str # 'box', 'boxes', 'final', 'phrase', 'span', 'hash', 'line', 'tags', 'bracket', 'bare' or 'number'
     region: str # the `<answer>` content, or the whole text
     math: bool # written inside LaTeX math (a box or a math span), where a bare letter is a variable
+    boxes: tuple[str, ...] = () # the contents of several boxes that form the answer
+
+# %% ../nbs/02_rewards.ipynb #8787de53
+_WRAPPERS = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mathbf|mathit|mbox|operatorname)\s*\{([^{}]*)\}")
+_UNITS = frozenset("""
+    cm mm km nm kg mg ml kl ft yd mi mph kph kmh hr hrs min mins sec secs lb lbs oz gal qt cal kcal kwh deg rad sq cu
+    unit units square cubic dollar dollars cent cents euro euros pound pounds yen rupee rupees percent degree degrees
+    radian radians meter meters metre metres centimeter centimeters centimetre centimetres millimeter millimeters
+    kilometer kilometers kilometre kilometres inch inches foot feet yard yards mile miles gram grams kilogram kilograms
+    liter liters litre litres milliliter milliliters ounce ounces gallon gallons second seconds minute minutes hour hours
+    day days week weeks month months year years people person persons""".split())  # words that name a unit, never a variable
+_CONNECTIVES = frozenset({"or", "and"})  # `2 or 3` is still an answer, not prose
+_PROSE_WORD = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
+_ENVIRONMENT = re.compile(r"\\(?:begin|end)\s*\{[a-zA-Z*]*\}")
+_LATEX_MARK = re.compile(r"[\\^_{}$]")
+_BARE_CHARS = 200  # a completion this short, on one line, with no words but units, is its own answer
+
+def _bare_answer(text: str) -> str | None:
+    "The whole text when it is nothing but an answer: one short line with no words but units and `or`/`and` (`58 square units`, `x^2 + 2x`), or one word."
+    s = text.strip()
+    if not s or len(s) > _BARE_CHARS or "\n" in s: return None
+    s = s.rstrip(".").strip()
+    if s.isalpha(): return s
+    words = _PROSE_WORD.findall(_WRAPPERS.sub(" ", _ENVIRONMENT.sub(" ", s)))
+    return None if any(w.lower() not in _UNITS and w.lower() not in _CONNECTIVES for w in words) else s or None
+
+# %% ../nbs/02_rewards.ipynb #55e8c1c0
+_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "`": "`"}
+
+def _unquoted(answer: str) -> str:
+    "The answer without a pair of quotes around it: `\"12\"` -> `12` (a prime, `f'`, stays)."
+    if len(answer) > 2 and _QUOTES.get(answer[0]) == answer[-1]: return answer[1:-1].strip() or answer
+    return answer
+
+# %% ../nbs/02_rewards.ipynb #c3eb931a
+_BRACKET_CHARS = 40  # how long the content of a final `[90]` may be
+_BRACKET_NUMBER = re.compile(r"-?\$?\d[\d,.]*(?:/\d+)?(?:\s*[a-zA-Z]+)*")
+
+def _bracketed_number(text: str) -> str | None:
+    "The content of a last `[90]` or `[45 degrees]` (the Geometry3K answer format) when it is a number, maybe with a unit, and no digit follows it."
+    end = text.rfind("]")
+    if end < 1 or text[end - 1] == "\\" or _DIGIT.search(text, end): return None
+    start = text.rfind("[", max(0, end - _BRACKET_CHARS - 1), end)
+    if start < 0 or (start > 0 and text[start - 1] == "\\"): return None
+    content = text[start + 1:end].strip()
+    return content if _BRACKET_NUMBER.fullmatch(content) else None
 
 # %% ../nbs/02_rewards.ipynb #7a5b8d69
 def _find_answer(text: str) -> _Found | None:
     region = extract_xml_answer(text)
     if region is None: region = text
-    boxes = _all_boxed(region)
-    if boxes: return _Found(", ".join(boxes), "boxes" if len(boxes) > 1 else "box", region, True)
+    spans = _box_spans(region)
+    if spans and region.lower().rfind("final answer") < spans[-1][1]:  # a 'Final Answer' after the boxes wins
+        boxes = _last_box_group(spans, region)
+        return _Found(", ".join(boxes), "boxes" if len(boxes) > 1 else "box", region, True, tuple(boxes) if len(boxes) > 1 else ())
     for how, find in (("final", _final_answer), ("phrase", _phrase_answer), ("span", _last_span)):
         found, math = find(region)
-        if found: return _Found(found, how, region, math)
+        if found: return _Found(_unquoted(found), how, region, math)
     for how, find in (("hash", _hash_answer), ("line", _a_line)):
         found = find(region)
-        if found: return _Found(found, how, region, False)
-    if region is not text: return _Found(region, "tags", region, False) if region else None
+        if found: return _Found(_unquoted(found), how, region, False)
+    if region is not text: return _Found(_unquoted(region), "tags", region, False) if region else None
+    for how, find in (("bracket", _bracketed_number), ("bare", _bare_answer)):
+        found = find(region)
+        if found: return _Found(_unquoted(found), how, region, _LATEX_MARK.search(found) is not None)
     found = _last_number(region)
     return _Found(found, "number", region, False) if found else None
 
@@ -232,23 +305,26 @@ def extract_answer(text: str, # a completion (use `chat_text` first for chat mes
     return None if found is None else found.answer
 
 # %% ../nbs/02_rewards.ipynb #cea74c6d
-_WRAPPERS = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mathbf|mathit|mbox|operatorname)\s*\{([^{}]*)\}")
 _NOT_UNITS = {"or", "and", "to", "plus", "minus", "times", "over", "divided", "by", "than", "less", "more", "not",
               "nor", "of", "squared", "cubed", "pi", "sqrt", "root", "infinity", "inf", "cdot", "dots", "is", "are",
               "if", "then", "else", "with", "without", "from", "between", "each", "per"}
 _UNIT_WORD = re.compile(r"[^\W\d_]{2,}\.?(?:\^\{?[23]\}?)?|[^\W\d_]+/[^\W\d_]+")
+_WRAPPED_WORD = re.compile(r"[^\W\d_]+\.?(?:\^\{?[23]\}?)?|[^\W\d_]+/[^\W\d_]+")
+_MARKS = re.compile(r"\\%|%|\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])|\\\$|\$|€|£|¥")
+_LEADING_WORD = re.compile(r"[^\W\d_]+")
 
 def _units_only(rest: str) -> bool:
-    "True when `rest` (what follows a number) is only units, percent or degree marks."
+    "True when `rest` (what follows a number) is only units, percent, degree or currency marks; a word glued to the number must name a unit (`10weeks`, not `10x`)."
+    glued = rest[:1].isalpha()
     rest = rest.strip().rstrip(".").strip()
     if not rest: return True
     texts = []
-    rest = _WRAPPERS.sub(lambda m: texts.append(m.group(1)) or " ", rest)
-    rest = re.sub(r"\\%|%|\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", " ", rest)
-    bare, wrapped = rest.split(), [w for t in texts for w in t.replace(".", " ").split()]
+    rest = _WRAPPERS.sub(lambda m: texts.append(m.group(1)) or " unit", rest)  # `\text{ cm}^2` reads as `unit^2`
+    bare, wrapped = _MARKS.sub(" ", rest).split(), [w for t in texts for w in t.split()]
     for w in bare + wrapped:
         if w.lower().rstrip(".") in _NOT_UNITS: return False
-    return all(_UNIT_WORD.fullmatch(w) for w in bare) and all(w.isalpha() for w in wrapped)
+    if glued and (not bare or _LEADING_WORD.match(bare[0]).group().lower() not in _UNITS): return False
+    return all(_UNIT_WORD.fullmatch(w) for w in bare) and all(_WRAPPED_WORD.fullmatch(w) for w in wrapped)
 
 # %% ../nbs/02_rewards.ipynb #016fde6d
 _LATEX_SPACES = re.compile(r"\\[,;:! >]|\\q?quad(?![a-zA-Z])|~")
@@ -272,18 +348,21 @@ def _unwrapped(s: str) -> tuple[int, str]:
     return sign, s
 
 # %% ../nbs/02_rewards.ipynb #6b5020e2
-_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+"
+_NUM = r"(?:[1-9]\d{0,2}(?:,\d{3})+|[1-9]\d{0,2}(?: \d{3})+(?![\d/])|\d+)(?:\.\d*)?|\.\d+"
 _SIGNED = rf"[+-]?(?:{_NUM})"
+_EXPONENT = (r"(?:[eE](?P<e1>[+-]?\d{1,3})(?![\d.])"
+             r"|\s*(?:\\times|\\cdot|\*|×)\s*10\s*\^\s*(?:\{\s*(?P<e2>[+-]?\d{1,3})\s*\}|(?P<e3>[+-]?\d)(?!\d)))")
 _CORE = re.compile(
     rf"(?P<whole>{_NUM})?\s*\\[dt]?frac\s*\{{\s*(?P<n1>{_SIGNED})\s*\}}\s*\{{\s*(?P<d1>{_SIGNED})\s*\}}"
     rf"|(?P<whole2>{_NUM})?\s*\\[dt]?frac\s*(?P<n2>\d)\s*(?P<d2>\d)"
-    rf"|(?P<num>{_NUM})(?:\s*/\s*(?P<den>{_NUM}))?")
+    rf"|(?P<whole3>\d+)\s+(?P<n3>\d+)\s*/\s*(?P<d3>\d+)"
+    rf"|(?P<num>{_NUM})(?:{_EXPONENT})?(?:\s*/\s*(?P<den>{_NUM}))?")
 
 def _exact(text: str) -> Fraction:
-    return Fraction(text.replace(",", "").lstrip("+"))
+    return Fraction(text.replace(",", "").replace(" ", "").lstrip("+"))
 
 def _matched_value(m: re.Match) -> Fraction | None:
-    "The exact value of a `_CORE` match, or None (a zero denominator, a negative fraction after a whole part)."
+    "The exact value of a `_CORE` match, or None (a zero denominator, a negative fraction after a whole part, `3 7/2`)."
     try:
         if m.group("n1") is not None or m.group("n2") is not None:
             n, d = (m.group("n1"), m.group("d1")) if m.group("n1") is not None else (m.group("n2"), m.group("d2"))
@@ -292,8 +371,14 @@ def _matched_value(m: re.Match) -> Fraction | None:
             if whole is not None:
                 if value < 0: return None
                 value += _exact(whole)
+        elif m.group("n3") is not None:
+            n, d = int(m.group("n3")), int(m.group("d3"))
+            if not 0 < n < d: return None  # `1 1/2` is a mixed number, `3 7/2` is not
+            value = int(m.group("whole3")) + Fraction(n, d)
         else:
             value = _exact(m.group("num"))
+            exponent = m.group("e1") or m.group("e2") or m.group("e3")
+            if exponent is not None: value *= Fraction(10) ** int(exponent)
             if m.group("den") is not None: value /= _exact(m.group("den"))
     except (ValueError, ZeroDivisionError): return None
     return value
@@ -334,9 +419,9 @@ def normalize_number(s: Any, # an answer such as "1,000", "$18", "10%", "3/4", "
 # %% ../nbs/02_rewards.ipynb #5cd03dfc
 def numeric_equal(a: Any, # a number or a string `normalize_number` can read
                   b: Any, # the reference, likewise
-                  tol: float = 1e-6, # relative and absolute tolerance for non-integers
+                  tol: float = 1e-6, # relative tolerance for non-integers
                  ) -> bool:
-    "True when both are plain numbers that agree: integers exactly, other values within `tol`."
+    "True when both are plain numbers that agree: integers exactly, other values within a relative `tol` (so `3.54e-7` is not `3.55e-7`)."
     def exact(v):
         if isinstance(v, bool): return None
         if isinstance(v, int): return Fraction(v)
@@ -345,7 +430,7 @@ def numeric_equal(a: Any, # a number or a string `normalize_number` can read
     x, y = exact(a), exact(b)
     if x is None or y is None: return False
     if x.denominator == 1 and y.denominator == 1: return x == y
-    try: return math.isclose(float(x), float(y), rel_tol=tol, abs_tol=tol)
+    try: return math.isclose(float(x), float(y), rel_tol=tol)
     except OverflowError: return x == y
 
 # %% ../nbs/02_rewards.ipynb #e592d846
@@ -384,6 +469,9 @@ except Exception:
 import logging
 logging.disable(logging.CRITICAL)
 from math_verify import parse, verify
+from sympy import Basic, I
+def unit(parsed):                               # math-verify reads `i` as a real symbol
+    return [x.subs({s: I for s in x.free_symbols if s.name == "i"}) if isinstance(x, Basic) else x for x in parsed]
 try:                                            # warm the LaTeX parser and sympy up, so the first question is quick
     for gold, pred in [("$(x+1)^2$", "The answer is $\\boxed{x^2+2x+1}$."), ("$\\frac{\\sqrt{2}}{2}$", "$\\dfrac{1}{\\sqrt2}$"),
                        ("$[0,1) \\cup \\{2\\}$", "$x \\geq \\sqrt{5}$"), ("$(1, 2)$", "$\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}$")]:
@@ -399,6 +487,9 @@ for line in sys.stdin:
         gold = parse(question["gold"], parsing_timeout=None)
         pred = parse(question["pred"], parsing_timeout=None)
         ok = bool(gold) and bool(pred) and bool(verify(gold, pred, timeout_seconds=None))
+        if not ok and gold and pred and question.get("imaginary"):  # `i` read as the imaginary unit: i(2-i) is 1+2i
+            gold, pred = unit(gold), unit(pred)
+            ok = bool(verify(gold, pred, timeout_seconds=None))
     except Exception:
         ok = False
     out.write(json.dumps({"id": rid, "ok": ok}) + "\n"); out.flush()
@@ -469,6 +560,8 @@ def warm(self: _SymbolicWorker, timeout: float) -> bool:
     finally: self.lock.release()
 
 # %% ../nbs/02_rewards.ipynb #d4d18474
+_IMAGINARY = re.compile(r"(?<![a-zA-Z\\])i(?![a-zA-Z])")  # a lone `i`: the imaginary unit
+
 @patch
 def ask(self: _SymbolicWorker, gold: str, pred: str, timeout: float) -> bool:
     "Does `pred` verify against `gold`? Raises `_SymbolicTimeout` after `timeout` seconds, waiting included."
@@ -478,7 +571,8 @@ def ask(self: _SymbolicWorker, gold: str, pred: str, timeout: float) -> bool:
         self._ensure_ready(deadline)
         self.asked += 1
         try:
-            self.proc.stdin.write(json.dumps({"id": self.asked, "gold": gold, "pred": pred}) + "\n")
+            imaginary = bool(_IMAGINARY.search(gold) or _IMAGINARY.search(pred))
+            self.proc.stdin.write(json.dumps({"id": self.asked, "gold": gold, "pred": pred, "imaginary": imaginary}) + "\n")
             self.proc.stdin.flush()
         except (OSError, ValueError):
             self._stop(); raise _SymbolicTimeout("the math-verify worker died") from None
@@ -554,9 +648,33 @@ def symbolic_equal(a: Any, # the prediction: an answer in LaTeX or plain notatio
     try: return _verify_cached("\\boxed{" + b + "}", "\\boxed{" + a + "}", float(timeout))
     except _SymbolicTimeout: return False
 
+# %% ../nbs/02_rewards.ipynb #0ef683eb
+_DOUBLE_BACKSLASH = re.compile(r"\\\\(?=[a-zA-Z])")
+_E_NOTATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([+-]?\d{1,3})(?![\w.])")
+_E_CONSTANT = re.compile(r"\\(?:mathrm|text|operatorname)\s*\{\s*e\s*\}")
+_TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])")
+_DEGREES = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°)")
+_APPROX_TAIL = re.compile(r"\s*(?:\\approx|≈)[^=]*$")
+_STRAY_BACKSLASH = re.compile(r"(?<!\\)\\\s*$")
+_SPACED_THOUSANDS = re.compile(r"(?<=\d)(?:,\\!\s*|\{,\})(?=\d{3}(?!\d))")  # `10,\! 080`, `10{,}080`
+
+def _normalized(text: str, # an answer, a reference, or the text math-verify reads
+                answer: bool = True, # an extracted answer: also drop a trailing `\approx ...` and a stray final `\`
+               ) -> str:
+    "The same text with the notations math-verify misreads rewritten; the reference and the answer both go through it."
+    if "\\\\" in text and "\\begin" not in text: text = _DOUBLE_BACKSLASH.sub(r"\\", text)
+    if "\\" in text: text = _SPACED_THOUSANDS.sub(",", _E_CONSTANT.sub("e", text))
+    if "e" in text or "E" in text: text = _E_NOTATION.sub(r"\1 \\times 10^{\2}", text)
+    if "\\" in text and _TRIG.search(text): text = _DEGREES.sub(r"\\frac{\1\\pi}{180}", text)
+    if answer and "\\" in text: text = _STRAY_BACKSLASH.sub("", _APPROX_TAIL.sub("", text))
+    return text
+
 # %% ../nbs/02_rewards.ipynb #42f171f7
+_NAMED_SIDE = re.compile(r"(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?(?:\s*\(\s*[a-zA-Z](?:\s*,\s*[a-zA-Z])*\s*\))?\s*=\s*([^=<>]+)")
+_CHOICE = re.compile(r"\(?([A-E])\)?(?:[.:)].*)?")
+
 def _canonical(text: str) -> str:
-    "The answer without presentation: spacing, `$`, `\\text{}`, degrees, `%`, a trailing period, `x =`, `(C)`."
+    "The answer without presentation: spacing, `$`, `\\text{}`, degrees, `%`, a trailing period, `x =` or `f(x) =`, `(C)` or `C. x = 42`."
     t = _squash(text)
     t = re.sub(r"\\[dt]frac(?![a-zA-Z])", r"\\frac", t)
     for _ in range(3):
@@ -565,54 +683,62 @@ def _canonical(text: str) -> str:
         t = _WRAPPERS.sub(lambda m: m.group(1).strip(), t)
     t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", "", t)
     t = t.replace("\\%", "").replace("%", "").replace("\\$", "").replace("$", "").strip().rstrip(".").strip()
-    m = re.fullmatch(r"(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?\s*=\s*([^=<>]+)", t)
+    m = _NAMED_SIDE.fullmatch(t)
     if m: t = m.group(1).strip()
-    m = re.fullmatch(r"\(([A-Za-z])\)", t)
+    m = _CHOICE.fullmatch(t)
     return m.group(1) if m else t
 
-# %% ../nbs/02_rewards.ipynb #46ec8bcf
-def answers_equal(pred: Any, # an extracted answer
-                  ref: Any, # the reference answer
-                  timeout: float = GRADING_TIMEOUT, # bound for the symbolic step, in seconds
-                 ) -> bool:
-    "True when two extracted answers are the same: as written, without presentation, as numbers, or symbolically."
-    if pred is None or ref is None: return False
-    pred, ref = str(pred).strip(), str(ref).strip()
-    if not pred or not ref: return False
-    if exact_equal(pred, ref): return True
-    cp, cr = _canonical(pred), _canonical(ref)
-    if not cp or not cr: return False
-    if cp == cr: return True
-    x = _parse_number(pred) if _parse_number(pred) is not None else _parse_number(cp)
-    y = _parse_number(ref) if _parse_number(ref) is not None else _parse_number(cr)
-    if x is not None and y is not None: return numeric_equal(x, y)
-    return symbolic_equal(cp, cr, timeout=timeout)
-
 # %% ../nbs/02_rewards.ipynb #51e1429c
+_SOLUTION_CHARS = 200  # a longer reference without a box or `####` is a worked solution
+
+def _reference_parts(reference: Any) -> list[str]:
+    "The reference's final answer, normalised, in parts: after `####`; in its last box or group of boxes (after the last 'Final Answer' of a worked solution); a worked solution's final answer; else the text itself."
+    if reference is None: return []
+    text = _without_chat_tokens(str(reference))
+    if "####" in text:
+        found = _hash_answer(text)
+        return [_normalized(_unquoted(found))] if found else []
+    if "\\boxed" in text or "\\fbox" in text:
+        i = text.lower().rfind("final answer")
+        region = text[i:] if i >= 0 and _BOX.search(text, i) else text
+        return [_normalized(_unquoted(content)) for content in _last_box_group(_box_spans(region), region)]
+    if len(text) > _SOLUTION_CHARS:  # a worked solution: its final answer
+        for find in (_final_answer, _phrase_answer):
+            found, _ = find(text)
+            if found: return [_normalized(_unquoted(found))]
+    text = text.strip()
+    return [_normalized(_unquoted(text))] if text else []
+
 def _reference_answer(reference: Any) -> str | None:
-    "The reference's final answer: after `####` or in its last box when it is a solution, else the text itself."
-    if reference is None: return None
-    reference = _without_chat_tokens(str(reference))
-    if "####" in reference or "\\boxed" in reference or "\\fbox" in reference:
-        return _hash_answer(reference) or extract_boxed(reference)
-    return reference.strip() or None
+    "The reference's final answer as one string (its parts joined by commas), or None."
+    return ", ".join(_reference_parts(reference)) or None
 
 # %% ../nbs/02_rewards.ipynb #0f253b25
-_MATH_WORDS = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mbox)\s*\{[^{}]*\}|\\[a-zA-Z]+")
-_LETTER = re.compile(r"[a-zA-Z]")
+_MATH_WORDS = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mbox)\s*\{[^{}]*\}|\\[a-zA-Z]+|(?<=\d)[eE](?=[+-]?\d)")
+_WORD = re.compile(r"[a-zA-Z]+")
 
 def _plain_number(answer: str | None, math: bool) -> Fraction | None:
-    "The value of an answer that is a plain number; inside LaTeX math (`math`) a bare letter is a variable, not a unit."
+    "The value of an answer that is a plain number; inside LaTeX math (`math`) a bare letter is a variable, a unit's name (`cm`, `weeks`) a unit."
     if answer is None or "%" in answer: return None
-    if math and _LETTER.search(_MATH_WORDS.sub(" ", answer)): return None
+    if math and any(w.lower() not in _UNITS for w in _WORD.findall(_MATH_WORDS.sub(" ", answer))): return None
     return _parse_number(answer)
+
+_DECIMAL_COMMA = re.compile(r"(?<![\d,.])(\d+),(\d+)(?![\d,.])")
+_THOUSANDS_GROUP = 3
+
+def _decimal_comma(answer: str) -> Fraction | None:
+    "The value of a number written with a decimal comma (`1,5`, `0,111`, `1000,99`); never when the comma can separate thousands (`1,500`)."
+    if answer.count(",") != 1 or not (m := _DECIMAL_COMMA.search(answer)): return None
+    whole, fraction = m.groups()
+    if len(fraction) == _THOUSANDS_GROUP and len(whole) <= _THOUSANDS_GROUP and not whole.startswith("0"): return None
+    return _parse_number(answer[:m.start()] + whole + "." + fraction + answer[m.end():])
 
 # %% ../nbs/02_rewards.ipynb #e9dc3924
 _CLAUSE_END = re.compile(r"\s+(?:because|since|as|so|which|when|where|if|for|after|given|using|then|thus|hence)\b|,\s|;|\s\(")
 
 def _short_answer(found: _Found) -> str:
-    "A text answer up to where an explanation starts ('5 because 2+3=5' -> '5'); an answer in LaTeX math stays whole."
-    if found.math or found.how in ("number", "tags", "hash"): return found.answer
+    "A text answer up to where an explanation starts ('5 because 2+3=5' -> '5'); an answer in LaTeX math, or one that is the whole text, stays whole."
+    if found.math or found.how in ("number", "tags", "hash", "bare", "bracket"): return found.answer
     return _CLAUSE_END.split(found.answer, maxsplit=1)[0].strip()
 
 # %% ../nbs/02_rewards.ipynb #adc9dc47
@@ -620,6 +746,16 @@ _NUMBER_BEFORE = re.compile(r"[\w.,^_/\\{}*+\-=(\[|!]")
 _NUMBER_AFTER = re.compile(r"[\w^_/\\{}*+\-(\[!%]|[.,]\d")
 _MATH_AFTER = re.compile(r"[\d$\\^_{}=+*/<>]")
 _TAIL_CHARS = 200  # where a bare last number is looked for
+
+def _open_bracket(line: str) -> int:
+    "Where the bracket that `line` leaves open starts (a number after it is inside `[0, 1]` or `(2, 3)`), or -1."
+    depth = 0
+    for i in range(len(line) - 1, -1, -1):
+        if line[i] in ")]": depth += 1
+        elif line[i] in "([":
+            if depth == 0: return i
+            depth -= 1
+    return -1
 
 def _fast_candidate(found: _Found) -> Fraction | None:
     "The plain number `found` is, when it is one and math-verify would read the same number; else None."
@@ -631,47 +767,174 @@ def _fast_candidate(found: _Found) -> Fraction | None:
         if last is None or _MATH_AFTER.search(tail, last.end()): return None
         before, after = tail[last.start() - 1:last.start()], tail[last.end():last.end() + 2]
         if _NUMBER_BEFORE.fullmatch(before or " ") or _NUMBER_AFTER.match(after): return None
+        if _open_bracket(tail[tail.rfind("\n", 0, last.start()) + 1:last.start()]) >= 0: return None
         return _parse_number(last.group())
-    answer = _short_answer(found)
+    answer = _normalized(_short_answer(found))
     return _plain_number(answer, math=found.math or any(c in answer for c in "$\\^{}"))
+
+# %% ../nbs/02_rewards.ipynb #7ecf2d60
+_LIST_AND = re.compile(r",?\s*(?:\\text\s*\{\s*and\s*\}|(?<![a-zA-Z\\])and(?![a-zA-Z]))\s*")
+_SET_DELIMITERS = (("\\left\\{", "\\right\\}"), ("\\{", "\\}"), ("{", "}"))
+_OPENERS, _CLOSERS = "([{", ")]}"
+
+def _split_top(text: str) -> list[str]:
+    "`text` split at its commas and semicolons outside brackets."
+    items, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in _OPENERS: depth += 1
+        elif c in _CLOSERS: depth -= 1
+        elif c in ",;" and depth == 0: items.append(text[start:i]); start = i + 1
+    return [item.strip() for item in items + [text[start:]]]
+
+def _list_items(answer: str) -> tuple[list[str], bool] | None:
+    "The items of an answer that lists several values (`1, 2`, `1 and 2`, `\\{1, 2\\}`) and whether it is a set; None for one value, a tuple, an interval or `1,234`."
+    s, is_set = answer.strip().rstrip("."), False
+    for open_, close in _SET_DELIMITERS:
+        if s.startswith(open_) and s.endswith(close): s, is_set = s[len(open_):-len(close)], True; break
+    if not s or (not is_set and s[0] in "([") or ("," not in s and ";" not in s and "and" not in s): return None
+    if _parse_number(s) is not None: return None
+    items = [item for item in _split_top(_LIST_AND.sub(",", s)) if item]
+    return (items, is_set) if len(items) > 1 else None
+
+# %% ../nbs/02_rewards.ipynb #9e524f33
+def _number_items(items: list[str]) -> list[Fraction] | None:
+    values = [_plain_number(item, math=_LATEX_MARK.search(item) is not None) for item in items]
+    return None if any(v is None for v in values) else values
+
+def _lists_equal(found: _Found, answer: str, parts: list[str]) -> bool | None:
+    "The verdict on two lists of plain numbers: separate boxes (on either side) or a set are solutions in any order, one written list keeps its order; None when they are not both numbers."
+    def items(texts: list[str]) -> tuple[list[str], bool]:
+        if len(texts) == 1:
+            listed = _list_items(texts[0])
+            return listed if listed else (texts, False)
+        return [item for text in texts for item in (_list_items(text) or ([text], False))[0]], True
+    pred, unordered_pred = items(list(found.boxes) if found.boxes else [answer])
+    ref, unordered_ref = items(parts)
+    if len(pred) == 1 and len(ref) == 1: return None
+    x, y = _number_items(pred), _number_items(ref)
+    if x is None or y is None: return None
+    if len(x) != len(y): return False
+    if unordered_pred or unordered_ref: x, y = sorted(x), sorted(y)
+    return all(numeric_equal(a, b) for a, b in zip(x, y))
 
 # %% ../nbs/02_rewards.ipynb #8ebb630f
 _PREDICTION_CHARS = 4000  # math-verify reads this much of the completion's end
 _WORD_LISTS = re.compile(r"\s+(or|and)\s+")  # `2 or 3` is two answers, not 2 * o * r * 3
 _MARKUP = re.compile(r"\$|\\\(|\\\[|\\boxed|\\fbox")
+_WHOLE = ("hash", "tags", "bare", "bracket")  # answers math-verify reads in a box: its own extraction does not know these forms
+
+def _bracketed_expression(text: str) -> str | None:
+    "The bracketed expression (`[0, 1]`, `(2, 3)`) the text's last number sits in, up to the end of its line; None if it is in none."
+    tail, last = text[-_TAIL_CHARS:], None
+    for last in _LAST_NUMBER.finditer(tail): pass
+    if last is None: return None
+    line_start = tail.rfind("\n", 0, last.start()) + 1
+    start = _open_bracket(tail[line_start:last.start()])
+    if start < 0: return None
+    line_end = tail.find("\n", last.end())
+    return tail[line_start + start:None if line_end < 0 else line_end].strip().rstrip(".").strip() or None
 
 def _math_verify_prediction(found: _Found | None, text: str) -> tuple[str, bool]:
-    "What math-verify reads (the completion's tail, the `<answer>` content, or the answer itself), and if it is boxed."
-    if found is None or found.how == "number": return text[-_PREDICTION_CHARS:], False
-    if found.math or _MARKUP.search(found.answer): return found.region[-_PREDICTION_CHARS:], False
-    answer = _short_answer(found)  # in words: box it when it is short and has a number, so `2k` is read whole
-    if found.how in ("hash", "tags") or (_DIGIT.search(answer) and len(answer.split()) <= 6):
-        return "\\boxed{" + _WORD_LISTS.sub(r" \\text{ \1 } ", answer) + "}", True
-    return found.region[-_PREDICTION_CHARS:], False
+    "What math-verify reads (the completion's tail, the `<answer>` content, or the answer itself), normalised, and if it is boxed."
+    if found is not None and found.how == "number" and (expression := _bracketed_expression(found.region)):
+        return "\\boxed{" + _normalized(expression) + "}", True  # `[0, 1]` is read whole, not as its last number
+    if found is None or found.how == "number": return _normalized(text[-_PREDICTION_CHARS:], answer=False), False
+    if found.how not in ("bare", "bracket") and (found.math or _MARKUP.search(found.answer)):
+        return _normalized(found.region[-_PREDICTION_CHARS:], answer=False), False
+    answer = _normalized(_short_answer(found))  # in words: box it when it is short and has a number, so `2k` is read whole
+    if found.how in _WHOLE or (_DIGIT.search(answer) and len(answer.split()) <= 6):
+        return "\\boxed{" + _WORD_LISTS.sub(r" \\text{ \1 } ", answer.strip("$")) + "}", True
+    return _normalized(found.region[-_PREDICTION_CHARS:], answer=False), False
 
-# %% ../nbs/02_rewards.ipynb #e2b5b3a6
+# %% ../nbs/02_rewards.ipynb #c692321c
+_OPEN_END = re.compile(r"(?:[-+*/×÷^=(\[{]|\\(?:times|cdot|div|pm|mp|frac|sqrt|left\W?))$")
+_CLOSING_EMPHASIS = re.compile(r"(?<=\S)\*{1,2}$")  # `**20**` ends in bold, not in a product
+_OPERATOR_THEN_WORDS = re.compile(r"\s*(?:[-+*/×÷^=]|\\(?:times|cdot|div|pm|mp)(?![a-zA-Z]))\s*(?:$|[a-zA-Z]{2,}|[\n.,;:!?])")
+_UNFINISHED_TAIL = 80  # how much of the end is looked at
+_UNMARKED = ("number", "span", "bare", "bracket")  # answers not announced by a box, `####`, 'the answer is' or tags
+
+def _unfinished(text: str) -> bool:
+    "True when `text` stops in the middle of an expression: after an operator, `=` or an open bracket (`So, 20 +`)."
+    tail = text[-_UNFINISHED_TAIL:].rstrip(" \t\n$.")
+    return bool(_OPEN_END.search(_CLOSING_EMPHASIS.sub("", tail).rstrip()))
+
+def _incomplete(found: _Found | None, text: str) -> bool:
+    "True when the answer found was read from an unfinished expression (see above)."
+    if found is not None and _unfinished(found.answer): return True
+    if found is not None and found.how not in _UNMARKED: return False
+    if _unfinished(text): return True
+    if found is None or found.how != "number": return False
+    tail, last = found.region[-_TAIL_CHARS:], None
+    for last in _LAST_NUMBER.finditer(tail): pass
+    return last is not None and (_OPERATOR_THEN_WORDS.match(tail, last.end()) is not None or _in_broken_span(tail, last))
+
+def _in_broken_span(tail: str, number: re.Match) -> bool:
+    "True when the number sits in an inline `$...$` or `\\(...\\)` broken across lines (math-verify reads no such span)."
+    before, after = tail[:number.start()], tail[number.end():]
+    for open_, close in (("$", "$"), ("\\(", "\\)")):
+        opener = before.rfind(open_)
+        opened = before.count(open_) - before.count("\\" + open_) if open_ == "$" else before.count(open_) - before.count(close)
+        if opener >= 0 and opened % 2 == 1 and "\n" in before[opener:] and close in after: return True
+    return False
+
+# %% ../nbs/02_rewards.ipynb #b14e45af
 _MAX_EXACT_CHARS = 1000  # a longer found answer is not compared as a string (math-verify's guards see it)
 
+def _decide(found: _Found | None, parts: list[str], text: str, deadline: float) -> bool:
+    "The verdict on a found answer against the reference's parts: numbers and lists here, then as written, then math-verify."
+    ref = ", ".join(parts)
+    answer = None if found is None else _normalized(found.answer)
+    if found is not None:
+        if len(parts) == 1:  # plain numbers are compared here, in microseconds
+            gold = _plain_number(ref, math=_LATEX_MARK.search(ref) is not None)
+            if gold is None: gold = _decimal_comma(ref)
+            if gold is not None:
+                value = _fast_candidate(found)
+                if value is None and found.how not in ("number", "boxes"): value = _decimal_comma(answer)
+                if value is not None: return numeric_equal(value, gold)
+        verdict = _lists_equal(found, answer, parts)
+        if verdict is not None: return verdict
+        if found.how != "number" and len(answer) < _MAX_EXACT_CHARS:
+            if exact_equal(answer, ref): return True
+            canonical = _canonical(answer)
+            if canonical and canonical == _canonical(ref): return True
+    pred, boxed = _math_verify_prediction(found, text)
+    if _too_hard(ref) or _too_hard(pred, solution=not boxed): return False
+    if _verify_cached("\\boxed{" + ref + "}", pred, deadline - time.monotonic()): return True
+    if found is None or found.how == "number" or len(answer) >= _MAX_EXACT_CHARS: return False
+    ca, cr = _canonical(answer), _canonical(ref)  # once more without presentation: `f(x) = 2x + 3` against `y = 2x + 3`
+    if not ca or not cr or (ca == _squash(answer) and cr == _squash(ref)) or _too_hard(ca) or _too_hard(cr): return False
+    return _verify_cached("\\boxed{" + cr + "}", "\\boxed{" + ca + "}", deadline - time.monotonic())
+
+# %% ../nbs/02_rewards.ipynb #e2b5b3a6
 def check_answer(completion: Any, # a completion: text or chat messages
                  reference: Any, # the reference answer (or a full solution ending in `#### n` / `\boxed{}`)
                  timeout: float = GRADING_TIMEOUT, # bound on the whole call, in seconds (math-verify's worker is killed past it)
+                 truncated: bool = False, # the completion hit its token limit without its end token: no unmarked answer is read
                 ) -> bool:
     "The grader behind every accuracy the package reports: plain numbers compared here, everything else by math-verify."
     start = time.monotonic()
     try:
-        ref = _reference_answer(reference)
+        parts = _reference_parts(reference)
         text = _without_chat_tokens(chat_text(completion, role="assistant"))
-        if not ref or not text.strip(): return False
+        if not parts or not text.strip(): return False
         found = _find_answer(text)
-        gold = _plain_number(ref, math=True)
-        if gold is not None and found is not None and (value := _fast_candidate(found)) is not None:
-            return numeric_equal(value, gold)
-        if found is not None and found.how != "number" and len(found.answer) < _MAX_EXACT_CHARS and exact_equal(found.answer, ref):
-            return True
-        pred, boxed = _math_verify_prediction(found, text)
-        if _too_hard(ref) or _too_hard(pred, solution=not boxed): return False
-        return _verify_cached("\\boxed{" + ref + "}", pred, timeout - (time.monotonic() - start))
+        if truncated and (found is None or found.how in _UNMARKED): return False  # a cut-off text's last number is not its answer
+        if _incomplete(found, text): return False
+        return _decide(found, parts, text, start + timeout)
     except Exception: return False  # _SymbolicTimeout included: no verdict in time is a wrong answer
+
+# %% ../nbs/02_rewards.ipynb #46ec8bcf
+def answers_equal(pred: Any, # an extracted answer
+                  ref: Any, # the reference answer
+                  timeout: float = GRADING_TIMEOUT, # bound for the symbolic step, in seconds
+                 ) -> bool:
+    "True when two extracted answers are the same: as numbers or lists of numbers, as written, without presentation, or symbolically."
+    if pred is None or ref is None: return False
+    pred, ref = _normalized(_unquoted(str(pred).strip())), _normalized(_unquoted(str(ref).strip()))
+    if not pred or not ref: return False
+    try: return _decide(_Found(pred, "bare", pred, _LATEX_MARK.search(pred) is not None), [ref], pred, time.monotonic() + timeout)
+    except Exception: return False
 
 # %% ../nbs/02_rewards.ipynb #529246a2
 def _references(answer: Any, kwargs: dict, completions: Sequence, name: str) -> list[str | None]:
@@ -709,33 +972,48 @@ def _score_each(score: Callable, completions: Any, references: list | None = Non
 
 # %% ../nbs/02_rewards.ipynb #f57fb4da
 _OPEN_ANSWER, _CLOSE_ANSWER = re.compile("<answer>", re.I), re.compile("</answer>", re.I)
-_ONESHOT_HASH = re.compile(r"####\s*(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)")
+_ONESHOT_HASH = re.compile(r"####\s*(-?\d+(?:\.\d+)?)")
 
-def _oneshot_extract(text: str) -> str:
-    "OneShotGRPO's extractor: first `<answer>..</answer>`, else `#### n`, else the whole text."
+def _first_answer_block(text: str) -> str | None:
+    "The stripped content of the first `<answer>...</answer>` (any case), found in linear time, or None."
     start = _OPEN_ANSWER.search(text)
-    if start:
-        end = _CLOSE_ANSWER.search(text, start.end())
-        if end: return text[start.end():end.start()].strip()
-    m = _ONESHOT_HASH.search(text)
+    if not start: return None
+    end = _CLOSE_ANSWER.search(text, start.end())
+    return text[start.end():end.start()].strip() if end else None
+
+def _oneshot_extract(text: str, # a completion or a reference
+                     hash_number: re.Pattern = _ONESHOT_HASH, # what counts as the number after `####`
+                    ) -> str:
+    "OneShotGRPO's extractor: the first `<answer>..</answer>`, else the number after `####`, else the whole text."
+    block = _first_answer_block(text)
+    if block is not None: return block
+    m = hash_number.search(text)
     return m.group(1).strip() if m else text.strip()
 
 # %% ../nbs/02_rewards.ipynb #6728c0ee
+_ONESHOT_TOL = 1e-6  # OneShotGRPO's relative and absolute tolerance
+
+def _float(text: str) -> float | None:
+    "Python's `float(text)`, as OneShotGRPO's `_is_numeric` reads numbers, or None."
+    try: return float(text)
+    except (ValueError, OverflowError): return None
+
 def _oneshot_match(text: str, reference: str) -> float:
     pred, ref = _oneshot_extract(text), _oneshot_extract(reference)
-    if _parse_number(pred) is not None and _parse_number(ref) is not None: return float(numeric_equal(pred, ref))
-    return float(pred == ref)
+    x, y = _float(pred), _float(ref)
+    if x is None or y is None: return float(pred == ref)
+    return float(math.isclose(x, y, rel_tol=_ONESHOT_TOL, abs_tol=_ONESHOT_TOL))
 
 def oneshot_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                         **kwargs) -> list[float | None]:
-    "OneShotGRPO's own rule, kept as its reward (accuracy uses `check_answer`): 1.0 when the `<answer>` (or `#### n`) equals the reference, numerically within 1e-6."
+    "OneShotGRPO's own rule, kept as its reward (accuracy uses `check_answer`): 1.0 when the `<answer>` (or `#### n`) equals the reference as a `float` within 1e-6, or as the same string."
     return _score_each(_oneshot_match, completions, _references(answer, kwargs, completions, "oneshot_correctness"))
 
 # %% ../nbs/02_rewards.ipynb #4dfce29f
 def oneshot_numeric(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                     **kwargs) -> list[float | None]:
-    "OneShotGRPO numeric: 1.0 when the extracted answer is a number."
-    return _score_each(lambda text: float(_parse_number(_oneshot_extract(text)) is not None), completions)
+    "OneShotGRPO numeric: 1.0 when the extracted answer is a number to Python's `float`."
+    return _score_each(lambda text: float(_float(_oneshot_extract(text)) is not None), completions)
 
 # %% ../nbs/02_rewards.ipynb #3055eac3
 _XML_TAGS = ("<reasoning>", "</reasoning>", "<answer>", "</answer>")
@@ -747,6 +1025,24 @@ def oneshot_xml(prompts=None, completions=None, completion_ids=None, answer=None
         lower = text.lower()
         return sum(tag in lower for tag in _XML_TAGS) / len(_XML_TAGS)
     return _score_each(score, completions)
+
+# %% ../nbs/02_rewards.ipynb #e7834bf6
+_LENIENT_HASH = re.compile(r"####\s*(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)")  # `#### 2,125` is 2125 here
+
+def _oneshot_lenient_match(text: str, reference: str) -> float:
+    pred, ref = _oneshot_extract(text, _LENIENT_HASH), _oneshot_extract(reference, _LENIENT_HASH)
+    if _parse_number(pred) is not None and _parse_number(ref) is not None: return float(numeric_equal(pred, ref))
+    return float(pred == ref)
+
+def oneshot_lenient_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
+                                **kwargs) -> list[float | None]:
+    "OneShotGRPO's correctness with numbers read by `normalize_number`: 1.0 when the `<answer>` (or `#### n`) equals the reference, integers exactly, other numbers within 1e-6."
+    return _score_each(_oneshot_lenient_match, completions, _references(answer, kwargs, completions, "oneshot_lenient_correctness"))
+
+def oneshot_lenient_numeric(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
+                            **kwargs) -> list[float | None]:
+    "OneShotGRPO's numeric with numbers read by `normalize_number`: 1.0 when the extracted answer is a number."
+    return _score_each(lambda text: float(_parse_number(_oneshot_extract(text, _LENIENT_HASH)) is not None), completions)
 
 # %% ../nbs/02_rewards.ipynb #691faf51
 def _tags_extract(text: str) -> str | None:
@@ -796,11 +1092,9 @@ def _hrpo_value(match: str) -> str:
     return str(int(text.rstrip("."))) if text.endswith(".") else str(float(text))
 
 # %% ../nbs/02_rewards.ipynb #fbb36467
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-
 def _hrpo_answer(text: str) -> str:
     "The source's `process_gsm8k_answer`: the normalised last number of `text` ('' when there is none)."
-    text = _THOUSANDS.sub("", text.strip("\n").rstrip(".").rstrip("/").strip(" "))
+    text = text.strip("\n").rstrip(".").rstrip("/").strip(" ")
     last = None
     for last in _HRPO_NUMBER.finditer(text): pass
     return "" if last is None else _hrpo_value(last.group()).rstrip(".").rstrip("/")
@@ -811,8 +1105,7 @@ def _hash_match(text: str, reference: str) -> float:
     if first < 0 or text.find("####", first + 4) >= 0: return 0.0
     answer = text.split("####")[-1].strip()
     if answer.endswith("."): answer = answer[:-1].strip()
-    pred = _hrpo_answer(answer)
-    return 1.0 if pred and pred == _hrpo_answer(reference) else 0.0
+    return 1.0 if _hrpo_answer(answer) == _hrpo_answer(reference) else 0.0
 
 def hash_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                      **kwargs) -> list[float | None]:
@@ -913,15 +1206,18 @@ def think_accuracy(prompts=None, completions=None, completion_ids=None, answer=N
 
 # %% ../nbs/02_rewards.ipynb #63ab34af
 def _verl_last_boxed(text: str) -> str | None:
-    "verl's `last_boxed_only_string`."
-    if "\\boxed " in text: return "\\boxed " + text.split("\\boxed ")[-1].split("$")[0]
+    "verl's `last_boxed_only_string`: its braces counted from the `\\boxed` on, a closing one at depth zero ends it."
     i = text.rfind("\\boxed")
+    if "\\boxed " in text: return "\\boxed " + text.split("\\boxed ")[-1].split("$")[0]
     if i < 0: i = text.rfind("\\fbox")
     if i < 0: return None
-    first = text.find("{", i)
-    if first < 0: return None
-    end = _braced(text, first)
-    return None if end is None else text[i:end + 1]
+    depth = 0
+    for m in _BRACES.finditer(text, i):
+        if m.group() == "{": depth += 1
+        else:
+            depth -= 1
+            if depth == 0: return text[i:m.end()]
+    return None
 
 def _verl_unbox(boxed: str) -> str | None:
     "verl's `remove_boxed` (None where it would fail its assertions)."
@@ -1037,13 +1333,14 @@ _PRESETS = {
                  [1.0] * 5),
     "think": ([think_accuracy], [1.0]),
     "boxed": ([boxed_accuracy], [1.0]),
+    "oneshot-lenient": ([oneshot_lenient_correctness, oneshot_lenient_numeric, oneshot_xml], [1.0, 0.1, 0.1]),
 }
 REWARD_PRESETS = tuple(_PRESETS)
 
 # %% ../nbs/02_rewards.ipynb #5c63ce7a
 def reward_preset(name: str, # one of `REWARD_PRESETS`
                  ) -> RewardStack:
-    "The reward stack of a reference project: 'oneshot', 'tags', 'hash', 'willccbb', 'think' or 'boxed'."
+    "The reward stack of a reference project ('oneshot', 'tags', 'hash', 'willccbb', 'think', 'boxed'), or the lenient 'oneshot-lenient'."
     if name not in _PRESETS:
         raise OneShotError(f"unknown reward preset {name!r}; choose one of: {', '.join(REWARD_PRESETS)}")
     funcs, weights = _PRESETS[name]

@@ -42,13 +42,15 @@ from .models import load_policy, resolve_model_source, tiny_path
 from .rewards import reward_preset
 
 # %% auto #0
-__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'SCALE_REWARDS', 'PRESETS', 'RESUME_SETTINGS', 'token_logprob_fields',
-           'TorchChunkedLogProb', 'DeviceLogProb', 'install_logprob_fallback', 'TrainerMethod', 'register_method',
-           'known_methods', 'parse_algo', 'get_method', 'OneShotConfig', 'check_generation_batch',
-           'check_oneshot_config', 'as_oneshot_config', 'model_num_layers', 'check_whole_groups', 'check_run',
-           'config_preset', 'method_hooks', 'TrainingInterrupted', 'GracefulStop', 'OneShotTrainer',
-           'logps_from_hidden', 'truncate_jsonl_steps', 'run_settings', 'checkpoint_settings', 'settings_differences',
-           'untied_missing_keys']
+__all__ = ['BUILTIN_METHODS', 'LOSS_TYPES', 'SCALE_REWARDS', 'PRESETS', 'PRESET_REWARDS', 'PRESET_LORA', 'EXTRA_PROMPTS_SEED',
+           'RESUME_SETTINGS', 'token_logprob_fields', 'TorchChunkedLogProb', 'DeviceLogProb',
+           'install_logprob_fallback', 'TrainerMethod', 'register_method', 'known_methods', 'parse_algo', 'get_method',
+           'OneShotConfig', 'check_generation_batch', 'check_oneshot_config', 'as_oneshot_config', 'model_config',
+           'model_num_layers', 'check_whole_groups', 'check_dynamic_sampling', 'check_run', 'run_notes',
+           'config_preset', 'preset_table_differences', 'batch_layout', 'method_hooks', 'TrainingInterrupted',
+           'GracefulStop', 'OneShotTrainer', 'total_rewards', 'group_signal', 'plan_batch', 'extra_prompt_indices',
+           'take_rows', 'concat_rows', 'DynamicSampling', 'logps_from_hidden', 'truncate_jsonl_steps', 'run_settings',
+           'checkpoint_settings', 'settings_differences', 'untied_missing_keys']
 
 # %% ../nbs/05_trainer.ipynb #d5fb84cb
 def token_logprob_fields(hidden: torch.Tensor, # (N, H) hidden states of the scored positions
@@ -157,6 +159,12 @@ def check_config(cls: TrainerMethod, args) -> None:
 @patch(cls_method=True)
 def check_run(cls: TrainerMethod, args, model=None, train_dataset=None) -> None:
     "Called by `check_run` before the weights load: raise `OneShotError` on what only the model (or its name) or data tell."
+
+# %% ../nbs/05_trainer.ipynb #296a1973
+@patch(cls_method=True)
+def notes(cls: TrainerMethod, args, model=None) -> list[str]:
+    "Lines for the user about `args` (and the model, or its name): settings that make the run differ from the method's authors'."
+    return []
 
 # %% ../nbs/05_trainer.ipynb #f246a0e9
 @patch
@@ -281,6 +289,12 @@ class OneShotConfig(GRPOConfig):
         "(128 prompts, mini-batches of 32), so phase 1 is the first 10% of training there."})
     internal_norm: bool = field(default=False, metadata={"help": "BuPO: apply the final norm before lm_head "
         "(the reference code does not)."})
+    # --- DAPO: dynamic sampling ---
+    dynamic_sampling: bool = field(default=False, metadata={"help": "DAPO's dynamic sampling: drop the groups whose "
+        "rewards are all equal (advantage 0) and generate more prompts until the batch holds only groups with signal."})
+    dynamic_sampling_max_rounds: int = field(default=4, metadata={"help": "Dynamic sampling: generation rounds per "
+        "batch at most, the step's own included (DAPO's max_num_gen_batches); at the cap the batch is filled with "
+        "groups without signal."})
     # --- outputs ---
     log_completions_jsonl: bool = field(default=True, metadata={"help": "Append every logged completion to "
         "<output_dir>/completions.jsonl."})
@@ -356,6 +370,7 @@ def check_oneshot_config(args) -> None: # an `OneShotConfig` before TRL's `__pos
     if args.scale_rewards not in (*SCALE_REWARDS, True, False):
         raise OneShotError(f"unknown scale_rewards {args.scale_rewards!r}; choose 'group', 'batch' or 'none'")
     for name in methods: get_method(name).check_config(args)
+    if args.dynamic_sampling: check_dynamic_sampling(args)
     if "8bit" in str(args.optim) and not (torch.cuda.is_available() and not args.use_cpu):
         raise OneShotError(f"optim={args.optim!r} needs a CUDA GPU (bitsandbytes); use optim='adamw_torch' on a CPU")
     _warn_single_cpu_launch()
@@ -369,9 +384,9 @@ def as_oneshot_config(args: GRPOConfig | None, # an `OneShotConfig`, a plain `GR
     values = {f.name: getattr(args, f.name) for f in fields(GRPOConfig) if f.init}
     return OneShotConfig(**{**values, "steps_per_generation": None}, log_completions_jsonl=False, save_final_model=False)
 
-# %% ../nbs/05_trainer.ipynb #05c265da
-def model_num_layers(model) -> int | None: # a loaded model, or a name or folder for `load_policy`
-    "Decoder layers of a model, or of the model a name or path points to (its config only); None when unknown."
+# %% ../nbs/05_trainer.ipynb #c1956917
+def model_config(model): # a loaded model, or a name or folder for `load_policy`
+    "The (text) config of a model, or of the model a name or path points to (its config.json only); None when unknown."
     config = getattr(model, "config", None)
     if config is None and isinstance(model, (str, Path)):
         try:
@@ -379,8 +394,12 @@ def model_num_layers(model) -> int | None: # a loaded model, or a name or folder
             config = AutoConfig.from_pretrained(source, local_files_only=local_only, trust_remote_code=False)
         except Exception: return None # offline, not a model, ...: unknown
     if config is None: return None
-    if hasattr(config, "get_text_config"): config = config.get_text_config()
-    n = getattr(config, "num_hidden_layers", None)
+    return config.get_text_config() if hasattr(config, "get_text_config") else config
+
+# %% ../nbs/05_trainer.ipynb #05c265da
+def model_num_layers(model) -> int | None: # a loaded model, or a name or folder for `load_policy`
+    "Decoder layers of a model, or of the model a name or path points to (its config only); None when unknown."
+    n = getattr(model_config(model), "num_hidden_layers", None)
     return n if isinstance(n, int) else None
 
 # %% ../nbs/05_trainer.ipynb #b37a927d
@@ -395,6 +414,19 @@ def check_whole_groups(args, # the config of a method that mixes the completions
         raise OneShotError(f"{name} needs whole groups of {args.num_generations} completions in each process, but each "
                            f"process gets {batch // world}; make per-process batches a multiple of num_generations")
 
+# %% ../nbs/05_trainer.ipynb #7b53c5a3
+def check_dynamic_sampling(args) -> None: # an `OneShotConfig` with dynamic_sampling=True, before TRL's `__post_init__`
+    "Raise `OneShotError` on dynamic sampling settings that cannot work."
+    rounds = args.dynamic_sampling_max_rounds
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise OneShotError(f"dynamic_sampling_max_rounds={rounds!r}: the step's own prompts are one round; set it to a whole "
+                           "number >= 1 (DAPO's max_num_gen_batches; 4 by default)")
+    if args.multi_objective_aggregation != "sum_then_normalize":
+        raise OneShotError(f"dynamic_sampling judges a group by its summed reward, but multi_objective_aggregation="
+                           f"{args.multi_objective_aggregation!r} normalizes each reward first; use 'sum_then_normalize' or "
+                           "dynamic_sampling=False")
+    check_whole_groups(args, "dynamic_sampling")
+
 # %% ../nbs/05_trainer.ipynb #d13323ae
 def check_run(config: OneShotConfig, # the run's configuration
               model=None, # the model, or the name or path about to be loaded (only its config.json is read)
@@ -403,15 +435,23 @@ def check_run(config: OneShotConfig, # the run's configuration
     "Fail early on what the config alone cannot tell (BuPO's layer, LUFFY's demonstrations): each method's `check_run`."
     for name in parse_algo(config.algo): get_method(name).check_run(config, model, train_dataset)
 
+# %% ../nbs/05_trainer.ipynb #08273d87
+def run_notes(config: OneShotConfig, # the run's configuration
+              model=None, # the model, or the name or path about to be loaded (only its config.json is read)
+             ) -> list[str]:
+    "What the run's methods say about its settings (see `TrainerMethod.notes`), in `algo` order."
+    return [line for name in parse_algo(config.algo) for line in get_method(name).notes(config, model)]
+
 # %% ../nbs/05_trainer.ipynb #48783647
 def _optim_8bit() -> str:
     return "adamw_8bit" if torch.cuda.is_available() and importlib.util.find_spec("bitsandbytes") else "adamw_torch"
 
-PRESETS: dict[str, Callable[[], dict]] = {
-    "oneshot": lambda: dict(learning_rate=5e-6, lr_scheduler_type="cosine", warmup_steps=0.1, weight_decay=0.1,
-                            max_grad_norm=0.1, adam_beta1=0.9, adam_beta2=0.99, num_generations=16,
-                            per_device_train_batch_size=4, gradient_accumulation_steps=4, num_train_epochs=1,
-                            logging_steps=1, save_steps=100, format="xml"),
+PRESETS: dict[str, Callable[[], dict]] = { # the tables in this notebook and the method notebooks say where each value comes from
+    "oneshot": lambda: dict(learning_rate=5e-6, adam_beta1=0.9, adam_beta2=0.99, weight_decay=0.1, warmup_steps=0.1,
+                            lr_scheduler_type="cosine", logging_steps=1, bf16=False, per_device_train_batch_size=1,
+                            gradient_accumulation_steps=4, generation_batch_size=16, num_generations=16,
+                            max_completion_length=200, num_train_epochs=1, save_steps=100, max_grad_norm=0.1,
+                            format="xml"),
     "m3po": lambda: dict(algo="m3po", num_generations=8, per_device_train_batch_size=8, gradient_accumulation_steps=4,
                          beta=0.005, learning_rate=5e-6, optim=_optim_8bit(), adam_beta1=0.9, adam_beta2=0.99,
                          weight_decay=0.1, max_grad_norm=0.1, lr_scheduler_type="cosine", warmup_steps=0.1,
@@ -420,15 +460,15 @@ PRESETS: dict[str, Callable[[], dict]] = {
     "luffy": lambda: dict(algo="luffy", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
                           entropy_coef=0.001, scale_rewards="none", luffy_scale_rewards=False,
                           luffy_clip_on_policy=False, off_policy_gamma=0.1, loss_type="luffy", num_generations=8,
-                          # LUFFY's exp_scripts/train.sh: ppo_micro_batch_size = ppo_mini_batch_size = 64 prompts x 8
-                          # rollouts over 8 GPUs, i.e. micro-batches of 64 completions and no gradient accumulation;
-                          # its loss sums over the micro-batch and divides by the padded length (max_completion_length)
-                          per_device_train_batch_size=64, gradient_accumulation_steps=1, format="think",
-                          logging_steps=1),
+                          per_device_train_batch_size=64, gradient_accumulation_steps=1, steps_per_generation=2,
+                          max_completion_length=8192, max_grad_norm=1.0, weight_decay=0.01, num_train_epochs=30, save_steps=100,
+                          format="think", logging_steps=1),
     "bupo": lambda: dict(algo="bupo", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
-                         num_generations=8, per_device_train_batch_size=8, epsilon=0.2, epsilon_high=0.2, internal_layer=None,
-                         # BuPO's 30 rollout batches of 4 updates; here iterative_steps counts optimizer steps
-                         iterative_steps=120, internal_norm=False, format="boxed", logging_steps=1),
+                         top_p=1.0, num_generations=8, per_device_train_batch_size=8, gradient_accumulation_steps=4,
+                         steps_per_generation=16, epsilon=0.2, epsilon_high=0.2, delta=10.0, loss_type="bnpo",
+                         entropy_coef=0.0, max_grad_norm=1.0, weight_decay=0.01, max_completion_length=8192, max_steps=1200,
+                         save_steps=400, internal_layer=None, iterative_steps=120, internal_norm=False,
+                         chat_template_kwargs={"enable_thinking": False}, format="boxed", logging_steps=1),
     "cpu-demo": lambda: dict(num_generations=8, per_device_train_batch_size=64, gradient_accumulation_steps=1,
                              max_completion_length=64, max_steps=15, learning_rate=5e-5, lr_scheduler_type="constant",
                              warmup_steps=0, beta=0.0, temperature=1.0, logging_steps=5, save_steps=50,
@@ -436,6 +476,13 @@ PRESETS: dict[str, Callable[[], dict]] = {
                              use_cpu=True, bf16=False, gradient_checkpointing=False, dataloader_num_workers=0,
                              format="xml"),
 }
+
+# %% ../nbs/05_trainer.ipynb #79bc9570
+PRESET_REWARDS: dict[str, str] = {"oneshot": "oneshot", "m3po": "hash", "luffy": "think", "bupo": "boxed",
+                                  "cpu-demo": "oneshot-lenient"} # trainer preset -> reward preset
+
+# %% ../nbs/05_trainer.ipynb #f05c3ef0
+PRESET_LORA: dict[str, int] = {"m3po": 32} # trainer preset -> LoRA rank (alpha = 2 x rank); the others train all weights
 
 # %% ../nbs/05_trainer.ipynb #36f15519
 def config_preset(name: str, # a key of `PRESETS`: 'oneshot', 'm3po', 'luffy', 'bupo', 'cpu-demo'
@@ -446,6 +493,54 @@ def config_preset(name: str, # a key of `PRESETS`: 'oneshot', 'm3po', 'luffy', '
     bad = [k for k in overrides if k not in OneShotConfig.__dataclass_fields__]
     if bad: raise OneShotError(f"{bad[0]!r} is not an OneShotConfig field; check the spelling (see OneShotConfig)")
     return OneShotConfig(**{"output_dir": f"outputs/{name}", **PRESETS[name](), **overrides})
+
+# %% ../nbs/05_trainer.ipynb #504b59c4
+def _table_settings(markdown: str, # the markdown of a notebook's cells
+                    name: str, # the preset
+                   ) -> list[tuple[str, str]]:
+    "(field, value) of every `` `field=value` `` in the last column of the table headed ``preset `name` ``."
+    import re
+    lines, rows, inside = markdown.splitlines(), [], False
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else None
+        if cells is None: inside = False; continue
+        if cells[-1] == f"preset `{name}`": inside = True; continue
+        if inside and not set(cells[-1]) <= set("-: "): rows += re.findall(r"`(\w+)=([^`]*)`", cells[-1])
+    return rows
+
+def preset_table_differences(name: str, # a key of `PRESETS`
+                             notebook: str | Path, # the notebook holding the preset's table
+                            ) -> list[str]:
+    "Each `` `field=value` `` of the preset's table in `notebook` that `config_preset(name)` disagrees with ([] when none)."
+    import ast
+    cells = json.loads(Path(notebook).read_text())["cells"]
+    rows = _table_settings("\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown"), name)
+    if not rows: raise OneShotError(f"{notebook} has no table headed 'preset `{name}`' with `field=value` settings")
+    config, out = config_preset(name, output_dir=f"outputs/{name}"), []
+    actual = {"reward_preset": PRESET_REWARDS.get(name), "lora": PRESET_LORA.get(name)}
+    for field_, text in rows:
+        try: value = ast.literal_eval(text)
+        except (ValueError, SyntaxError): value = text
+        if field_ not in actual and not hasattr(config, field_): out.append(f"{field_}: not an OneShotConfig field"); continue
+        have = actual[field_] if field_ in actual else getattr(config, field_)
+        have = getattr(have, "value", have) # an enum by its value
+        same = math.isclose(have, value) if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (have, value)) else have == value
+        if not same: out.append(f"{field_}: {value!r} in the table, {have!r} in the preset")
+    return out
+
+# %% ../nbs/05_trainer.ipynb #a1f6e5c5
+def batch_layout(args) -> str: # an `OneShotConfig`
+    "Completions per optimizer step (per device x accumulation x processes) and, when one generation feeds several steps, how many."
+    world, per_device, accumulation = world_size(), args.per_device_train_batch_size, args.gradient_accumulation_steps
+    text = (f"{per_device * accumulation * world} completions per optimizer step = {per_device} per device x "
+            f"{accumulation} accumulation x {world} process{'es' * (world != 1)}")
+    generated = per_device * world * args.steps_per_generation
+    steps = args.steps_per_generation * args.num_iterations / accumulation # optimizer steps per generation
+    if steps > 1:
+        text += (f"; each generation of {generated} completions ({generated // args.num_generations} prompt"
+                 f"{'s' * (generated // args.num_generations != 1)} x {args.num_generations}) feeds {steps:g} optimizer "
+                 f"steps, the later ones on completions of an older policy")
+    return text
 
 # %% ../nbs/05_trainer.ipynb #c3715845
 def _resolve_model(model, # a loaded model, or a name for `load_policy`
@@ -577,7 +672,7 @@ class OneShotTrainer(GRPOTrainer):
         if weights is not None and args.reward_weights is None: args = copy.copy(args); args.reward_weights = weights
         model_name = _model_name(model)
         model, processing_class = _resolve_model(model, processing_class)
-        self._batch_inputs, self._batch_extras, self._logp_batch, self._non_finite = None, {}, None, [0]
+        self._batch_inputs, self._batch_extras, self._logp_batch, self._non_finite, self._staged = None, {}, None, [0], {}
         super().__init__(model=model, reward_funcs=reward_funcs, args=args, train_dataset=train_dataset,
                          eval_dataset=eval_dataset, processing_class=processing_class, **kwargs)
         self._user_rollout_func = self.rollout_func
@@ -587,6 +682,7 @@ class OneShotTrainer(GRPOTrainer):
         self.run_info = {"model": model_name, "rewards": list(self.reward_func_names),
                          "train_rows": len(train_dataset) if hasattr(train_dataset, "__len__") else None, **(run_info or {})}
         self._stop, self._stopped_early = None, False
+        self._dynamic = DynamicSampling.for_trainer(self) if args.dynamic_sampling else None
         self.add_callback(_StopAtStepEnd(self))
         for m in self._hooks["setup"]: m.setup(self)
 
@@ -639,7 +735,8 @@ def _method_rollout(self: OneShotTrainer, prompts: list, trainer=None) -> dict:
 # %% ../nbs/05_trainer.ipynb #99f66a49
 @patch
 def _generate(self: OneShotTrainer, prompts: list):
-    "TRL's generation, through `_method_rollout` when a method samples or edits rollouts."
+    "TRL's generation, through `_method_rollout` when a method samples or edits rollouts (or the batch dynamic sampling chose)."
+    if "generation" in self._staged: return self._staged.pop("generation")
     if not (self._hooks["rollout"] or self._hooks["edit_rollout"]): return GRPOTrainer._generate(self, prompts)
     self.rollout_func = self._method_rollout
     try: return GRPOTrainer._generate(self, prompts)
@@ -648,7 +745,8 @@ def _generate(self: OneShotTrainer, prompts: list):
 # %% ../nbs/05_trainer.ipynb #3218746b
 @patch
 def _calculate_rewards(self: OneShotTrainer, inputs, prompts, completions, completion_ids_list):
-    "TRL's rewards, counting (and warning about) the non-finite ones the guard replaced by None."
+    "TRL's rewards, counting (and warning about) the non-finite ones the guard replaced by None (or those dynamic sampling staged)."
+    if "rewards" in self._staged: return gather(self._staged.pop("rewards"))
     self._non_finite[0] = 0
     rewards = GRPOTrainer._calculate_rewards(self, inputs, prompts, completions, completion_ids_list)
     count = int(self.accelerator.gather(torch.tensor([self._non_finite[0]], device=self.accelerator.device)).sum())
@@ -675,17 +773,203 @@ def _get_grad_norm(self: OneShotTrainer, model, grad_norm=None):
 # %% ../nbs/05_trainer.ipynb #42432ac2
 @patch
 def _generate_and_score_completions(self: OneShotTrainer, inputs: list[dict]) -> dict:
-    "TRL's generation and scoring, with the rollout's `batch_extras` joined, `postprocess_batch` applied, and the batch logged."
+    "TRL's generation and scoring (of the groups dynamic sampling chose, when on), with the rollout's `batch_extras` joined, `postprocess_batch` applied, and the batch logged."
     self._batch_inputs, self._batch_extras = inputs, {}
-    self._logp_batch = self._batch_extras
     try:
+        if self._dynamic is not None and self.model.training: inputs = self._sample_with_signal(inputs)
+        self._logp_batch = self._batch_extras
         batch = GRPOTrainer._generate_and_score_completions(self, inputs)
         batch.update(self._batch_extras)
         for m in self._hooks["postprocess_batch"]: batch = m.postprocess_batch(self, batch, inputs)
         self._log_completions_jsonl(batch)
     finally:
-        self._batch_inputs, self._logp_batch = None, None
+        self._batch_inputs, self._logp_batch, self._staged = None, None, {}
     return batch
+
+# %% ../nbs/05_trainer.ipynb #98f9fe60
+def total_rewards(rewards_per_func: torch.Tensor, # (N, F) each reward function's reward, NaN where it gave none
+                  weights: torch.Tensor, # (F,) the reward weights
+                 ) -> torch.Tensor: # (N,)
+    "Each completion's reward as TRL sums it: the weighted sum of its rewards, NaN where every function gave none."
+    total = (rewards_per_func * weights.to(rewards_per_func.device).unsqueeze(0)).nansum(dim=1)
+    return total.masked_fill(torch.isnan(rewards_per_func).all(dim=1), math.nan)
+
+# %% ../nbs/05_trainer.ipynb #3ccc5e3e
+def group_signal(rewards: torch.Tensor, # (N,) each completion's reward (NaN: none), groups of G consecutive rows
+                 num_generations: int, # G
+                ) -> torch.Tensor: # (N / G,) bool
+    "Whether each group carries a learning signal: at least two rewards, whose standard deviation is not 0 (TRL's test)."
+    grouped = rewards.view(-1, num_generations)
+    std = trl_utils.nanstd(grouped, dim=1)
+    scored = (~torch.isnan(grouped)).sum(dim=1)
+    return (scored >= 2) & ~torch.isclose(std, torch.zeros_like(std))
+
+# %% ../nbs/05_trainer.ipynb #7b0cf380
+def plan_batch(signal: list[bool], # per group of the pool, in order (buffered groups first): whether it carries signal
+               needed: int, # how many groups the batch holds
+              ) -> tuple[list[int], list[int], int]:
+    "(the groups to train on, in pool order; the groups with signal left over for the next batch; how many of the first are fillers without signal)."
+    with_signal = [g for g, s in enumerate(signal) if s]
+    fillers = [g for g, s in enumerate(signal) if not s][:max(0, needed - len(with_signal))]
+    return sorted(with_signal[:needed] + fillers), with_signal[needed:], len(fillers)
+
+# %% ../nbs/05_trainer.ipynb #5f21c2e8
+def extra_prompt_indices(num_rows: int, # rows of the training set
+                         seed: int, # pass e is shuffled with seed + e
+                         start: int, # how many prompts were drawn before
+                         count: int, # how many to draw now
+                        ) -> list[int]:
+    "Positions `start` to `start + count - 1` of an endless stream of shuffled passes over `range(num_rows)`."
+    out = []
+    while len(out) < count:
+        epoch, offset = divmod(start + len(out), num_rows)
+        order = torch.randperm(num_rows, generator=torch.Generator().manual_seed(seed + epoch)).tolist()
+        out += order[offset:offset + count - len(out)]
+    return out
+
+# %% ../nbs/05_trainer.ipynb #85ee6737
+def _is_rows(value, n: int) -> bool:
+    "Whether `value` holds one entry per row of `n`: a list of length n or a tensor with n rows."
+    return (isinstance(value, list) and len(value) == n) or (isinstance(value, torch.Tensor) and value.dim() > 0 and value.shape[0] == n)
+
+def take_rows(rows: dict, # per-row values (lists, tensors, dicts of them) and shared ones
+              index: list[int], # the rows to keep, in order
+              n: int, # how many rows `rows` has
+             ) -> dict:
+    "The rows `index` of every per-row value of `rows`, at any depth of dicts; shared values as they are."
+    def take(value):
+        if isinstance(value, dict): return {k: take(v) for k, v in value.items()}
+        if not _is_rows(value, n): return value
+        if isinstance(value, list): return [value[i] for i in index]
+        return value[torch.as_tensor(list(index), dtype=torch.long, device=value.device)]
+    return take(rows)
+
+# %% ../nbs/05_trainer.ipynb #0cb8246c
+def _zero_pad(x: torch.Tensor, shape: list[int]) -> torch.Tensor:
+    "`x` (rows first) with zeros appended to each later dimension up to `shape`."
+    if tuple(x.shape[1:]) == tuple(shape): return x
+    out = x.new_zeros((x.shape[0], *shape))
+    out[(slice(None), *(slice(0, s) for s in x.shape[1:]))] = x
+    return out
+
+def concat_rows(parts: list[dict], # rows of several batches, with the same keys
+                sizes: list[int], # how many rows each part has
+               ) -> dict:
+    "The parts' rows one after the other: lists joined, tensors zero-padded to the widest and joined; shared values from the first part."
+    def join(values):
+        if any(isinstance(v, dict) for v in values):
+            keys = dict.fromkeys(k for v in values if isinstance(v, dict) for k in v)
+            return {k: join([v.get(k) if isinstance(v, dict) else None for v in values]) for k in keys}
+        rows = [_is_rows(v, n) for v, n in zip(values, sizes)]
+        if not any(rows): return values[0]
+        if all(isinstance(v, torch.Tensor) for v in values) and all(rows):
+            widest = [max(v.shape[d] for v in values) for d in range(1, values[0].dim())]
+            return torch.cat([_zero_pad(v, widest) for v in values])
+        if any(isinstance(v, torch.Tensor) for v in values):
+            raise OneShotError("a per-row tensor is missing from some rounds of dynamic sampling; a method's batch_extras "
+                               "must hold the same keys in every rollout")
+        return [x for v, n, r in zip(values, sizes, rows) for x in (v if r else [None] * n)]
+    return join(list(parts))
+
+# %% ../nbs/05_trainer.ipynb #5234488a
+EXTRA_PROMPTS_SEED = 7919 # added to the run's seed for the extra prompts' stream, apart from the trainer's own order
+
+class DynamicSampling:
+    "Dynamic sampling's state between batches: the groups with signal kept for the next batch, and the extra prompts drawn."
+    def __init__(self, max_rounds: int, # generation rounds per batch at most
+                 seed: int, # the run's seed (the stream of extra prompts is shuffled with seed + EXTRA_PROMPTS_SEED)
+                 dataset, # the training set: `len(dataset)` and `dataset[i]`
+                ):
+        self.max_rounds, self.seed, self.dataset = max_rounds, seed, dataset
+        self.buffer: dict | None = None # rows of the groups with signal not trained on yet (this process's)
+        self.drawn = 0 # extra prompts drawn so far, by all processes together
+
+    @classmethod
+    def for_trainer(cls, trainer) -> "DynamicSampling":
+        "The state of a trainer with `dynamic_sampling=True`; refuses what it cannot sample from."
+        data = trainer.train_dataset
+        if not (hasattr(data, "__len__") and hasattr(data, "__getitem__")) or isinstance(data, torch.utils.data.IterableDataset):
+            raise OneShotError("dynamic_sampling draws extra prompts at random, which needs a training set with random access "
+                               "(a datasets.Dataset, not an IterableDataset); load it without streaming or set dynamic_sampling=False")
+        if trainer.tools or trainer.environment_factories is not None:
+            raise OneShotError("dynamic_sampling works on text prompts without tools or environments; set dynamic_sampling=False")
+        return cls(trainer.args.dynamic_sampling_max_rounds, trainer.args.seed, data)
+
+    def next_prompts(self, trainer, groups: int, # how many prompts this process needs
+                     columns: list[str], # the columns the trainer's own rows have
+                    ) -> list[dict]:
+        "This process's next `groups` prompts of the stream, each repeated G times (TRL's layout)."
+        acc = trainer.accelerator
+        drawn = extra_prompt_indices(len(self.dataset), self.seed + EXTRA_PROMPTS_SEED, self.drawn, groups * acc.num_processes)
+        self.drawn += len(drawn)
+        mine = drawn[acc.process_index * groups:(acc.process_index + 1) * groups]
+        rows = [self.dataset[i] for i in mine]
+        return [{k: row[k] for k in columns} for row in rows for _ in range(trainer.num_generations)]
+
+    def state_dict(self) -> dict: return {"buffer": self.buffer, "drawn": self.drawn}
+
+    def load_state_dict(self, state: dict | None): # None: a checkpoint saved without dynamic sampling
+        if state is not None: self.buffer, self.drawn = state["buffer"], int(state["drawn"])
+
+# %% ../nbs/05_trainer.ipynb #bec89465
+@patch
+def _generate_round(self: OneShotTrainer, inputs: list[dict]) -> dict:
+    "Generate and reward `inputs` (whole groups) without training on them yet: one round of dynamic sampling."
+    self._batch_inputs, self._batch_extras = inputs, {}
+    self._logp_batch = self._batch_extras
+    prompts = [x["prompt"] for x in inputs]
+    prompt_ids, completion_ids, tool_mask, completions, logprobs, extra_fields, _, _ = self._generate(prompts)
+    inputs = [dict(x) for x in inputs]
+    for i, row in enumerate(inputs): # as TRL merges a rollout's extra fields for the reward functions
+        for key, values in extra_fields.items():
+            if not isinstance(values, list): row[key] = values
+            elif i < len(values): row[key] = values[i]
+    self._pending_extra_logs.clear()
+    rewards = self._calculate_rewards(inputs, prompts, completions, completion_ids) # (every process's rows, F)
+    n, p = len(inputs), self.accelerator.process_index
+    extra_logs = {k: list(v) for k, v in self._pending_extra_logs.items()}
+    self._pending_extra_logs.clear()
+    generation = dict(prompt_ids=prompt_ids, completion_ids=completion_ids, tool_mask=tool_mask, completions=completions,
+                      logprobs=logprobs, extra_fields=extra_fields)
+    return {"inputs": inputs, "generation": generation, "rewards": rewards[p * n:(p + 1) * n], "extras": self._batch_extras,
+            "extra_logs": extra_logs, "every_process": rewards}
+
+# %% ../nbs/05_trainer.ipynb #4efda6a2
+@patch
+def _sample_with_signal(self: OneShotTrainer, inputs: list[dict]) -> list[dict]:
+    "Dynamic sampling: rounds until the batch holds only groups with signal (or the cap); returns the batch's rows, their generation and rewards staged for TRL."
+    ds, G, acc = self._dynamic, self.num_generations, self.accelerator
+    needed = len(inputs) // G # groups of this process's batch
+    parts, sizes, signal = [], [], []
+    if ds.buffer is not None:
+        parts.append(ds.buffer); sizes.append(len(ds.buffer["inputs"])); signal += [True] * (sizes[-1] // G)
+    buffered, rounds, round_inputs = len(signal), 0, inputs
+    while True:
+        part = self._generate_round(round_inputs); rounds += 1
+        everyone = group_signal(total_rewards(part.pop("every_process"), self.reward_weights), G) # every process's groups
+        parts.append(part); sizes.append(len(part["inputs"]))
+        signal += everyone.view(acc.num_processes, -1)[acc.process_index].tolist()
+        short = torch.tensor([float(sum(signal) < needed)], device=acc.device)
+        if acc.num_processes > 1: short = acc.reduce(short, reduction="sum")
+        if not short.item() or rounds >= ds.max_rounds: break
+        round_inputs = ds.next_prompts(self, needed, list(inputs[0]))
+    pool = concat_rows(parts, sizes)
+    chosen, keep, fillers = plan_batch(signal, needed)
+    rows = lambda groups: [g * G + j for g in groups for j in range(G)]
+    batch = take_rows(pool, rows(chosen), sum(sizes))
+    ds.buffer = take_rows(pool, rows(keep), sum(sizes)) if keep else None
+    generated, no_signal = len(signal) - buffered, signal[buffered:].count(False)
+    counts = torch.tensor([generated, no_signal, no_signal - fillers, fillers, len(keep)], dtype=torch.float, device=acc.device)
+    generated, no_signal, dropped, fillers, kept = acc.reduce(counts, reduction="sum").tolist() if acc.num_processes > 1 else counts.tolist()
+    for name, value in (("rounds", rounds), ("no_signal_share", no_signal / generated), ("dropped_groups", dropped),
+                        ("filler_groups", fillers), ("buffered_groups", kept)):
+        self.record_metric(f"dynamic_sampling/{name}", value)
+    g = batch["generation"]
+    self._staged = {"generation": (g["prompt_ids"], g["completion_ids"], g["tool_mask"], g["completions"], g["logprobs"],
+                                   g["extra_fields"], None, []), "rewards": batch["rewards"]}
+    self._batch_inputs, self._batch_extras = batch["inputs"], batch["extras"]
+    self._pending_extra_logs.clear(); self._pending_extra_logs.update(batch["extra_logs"])
+    return batch["inputs"]
 
 # %% ../nbs/05_trainer.ipynb #b035bd99
 def _slice_rows(batch: dict | None, # per-row extras (tensors or lists with `n` rows) and anything else
@@ -864,7 +1148,7 @@ def truncate_jsonl_steps(path: str | Path, # a completions.jsonl file
 # %% ../nbs/05_trainer.ipynb #737da0c0
 RESUME_SETTINGS = ("algo", "learning_rate", "lr_scheduler_type", "num_generations", "per_device_train_batch_size",
                    "gradient_accumulation_steps", "max_completion_length", "temperature", "beta", "loss_type",
-                   "scale_rewards", "format", "seed") # a resumed run must share these with the run it continues
+                   "scale_rewards", "format", "seed", "dynamic_sampling") # a resumed run must share these with the run it continues
 
 def run_settings(args: OneShotConfig, # the run's configuration
                  **info, # what the run trains on: model=, dataset=, reward_preset=, ... (None values are left out)
@@ -890,8 +1174,8 @@ def settings_differences(saved: dict, # `checkpoint_settings(...)`
 
 # %% ../nbs/05_trainer.ipynb #684e20ff
 @patch
-def _save_checkpoint(self: OneShotTrainer, model, trial):
-    "TRL's checkpoint, plus what lives between steps (`oneshot_resume_<process>.pt`) and the run's settings."
+def _write_checkpoint(self: OneShotTrainer, model, trial):
+    "TRL's checkpoint, plus what lives between steps (`oneshot_resume_<process>.pt`) and the run's settings (see `_save_checkpoint`)."
     folder = Path(self._get_output_dir(trial=trial)) / f"checkpoint-{self.state.global_step}"
     folder.mkdir(parents=True, exist_ok=True)
     generate_every = self.args.steps_per_generation * self.num_iterations
@@ -899,11 +1183,66 @@ def _save_checkpoint(self: OneShotTrainer, model, trial):
                 "last_logged_step": getattr(self, "_globalstep_last_logged", self.state.global_step),
                 "logged_loss_sum": getattr(self, "_total_loss_scalar", 0.0),
                 "metrics": {k: [float(x) for x in v] for k, v in self._metrics["train"].items()},
-                "buffered_inputs": self._buffered_inputs if self._step % generate_every else None},
+                "buffered_inputs": self._buffered_inputs if self._step % generate_every else None,
+                "dynamic_sampling": self._dynamic.state_dict() if self._dynamic is not None else None},
                folder / f"oneshot_resume_{self.args.process_index}.pt")
     if self.args.should_save:
         (folder / "oneshot_run.json").write_text(json.dumps(run_settings(self.args, **self.run_info), indent=1))
     GRPOTrainer._save_checkpoint(self, model, trial)
+
+# %% ../nbs/05_trainer.ipynb #52f76f7a
+import functools
+from .core import RunLock, folder_bytes, free_bytes, save_errors, saving_folder, size_text
+
+@patch
+def _get_output_dir(self: OneShotTrainer, trial) -> str:
+    "TRL's run folder; while a checkpoint is being written, the staging folder it goes to (see `_save_checkpoint`)."
+    staging = getattr(self, "_staging", None)
+    return str(staging) if staging is not None else GRPOTrainer._get_output_dir(self, trial)
+
+def _newest_checkpoint(folder: str | Path) -> Path | None:
+    "The newest complete checkpoint in `folder` (None if none), without warning about incomplete ones."
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return last_complete_checkpoint(folder) if Path(folder).is_dir() else None
+
+# %% ../nbs/05_trainer.ipynb #dfc5442c
+def _rotate(trainer, run_dir: Path) -> None:
+    "transformers' `save_total_limit` rotation, on the run folder (during the save it ran on the staging folder)."
+    if hasattr(trainer, "_rotate_checkpoints"): return trainer._rotate_checkpoints(use_mtime=True, output_dir=str(run_dir))
+    from transformers.trainer_utils import rotate_checkpoints
+    rotate_checkpoints(output_dir=str(run_dir), save_total_limit=trainer.args.save_total_limit,
+                       best_model_checkpoint=trainer.state.best_model_checkpoint, use_mtime=True)
+
+@patch
+def _save_checkpoint(self: OneShotTrainer, model, trial):
+    "`_write_checkpoint` under `.incomplete/`, moved into the run folder once every process wrote its part: a `checkpoint-N` is complete."
+    run_dir = Path(self._get_output_dir(trial=trial))
+    previous = _newest_checkpoint(run_dir)
+    needed = folder_bytes(previous) if previous is not None else None
+    if needed and self.args.should_save and not getattr(self, "_warned_space", False) and (free := free_bytes(run_dir)) < needed:
+        self._warned_space = True # once a run
+        warnings.warn(f"{run_dir} has {size_text(free)} free, less than {previous.name} took ({size_text(needed)}): "
+                      "the next checkpoint will likely not fit; free space")
+    stage = not (self.args.push_to_hub or self.args.metric_for_best_model) # those read the checkpoint by its name while saving
+    with saving_folder(run_dir / f"checkpoint-{self.state.global_step}", needed, f"as much as {previous.name} took" if previous else "",
+                       previous, mover=self.args.should_save, wait=self.accelerator.wait_for_everyone, stage=stage) as folder:
+        self._staging = folder.parent if stage else None
+        try: self._write_checkpoint(model, trial)
+        finally: self._staging = None
+    if stage and self.args.should_save: _rotate(self, run_dir)
+
+# %% ../nbs/05_trainer.ipynb #00e9cc8c
+@patch
+def _save_final(self: OneShotTrainer):
+    "The model, tokenizer and model card in `<output_dir>/final`, complete or not at all (written under `.incomplete/` first)."
+    out = Path(self.args.output_dir)
+    newest = _newest_checkpoint(out)
+    weights = sum(p.stat().st_size for p in newest.glob("*.safetensors")) if newest is not None else 0
+    with saving_folder(out / "final", weights or None, f"as much as the weights in {newest.name}" if newest is not None else "", newest,
+                       mover=self.args.should_save, wait=self.accelerator.wait_for_everyone) as folder:
+        self.save_model(str(folder))
+        if self.args.should_save: (folder / "README.md").write_text(self.model_card())
 
 # %% ../nbs/05_trainer.ipynb #68381aa6
 @patch
@@ -921,6 +1260,7 @@ def _load_rng_state(self: OneShotTrainer, checkpoint):
     self._tr_loss += saved["loss_since_log"]
     self._globalstep_last_logged, self._total_loss_scalar = saved["last_logged_step"], saved["logged_loss_sum"]
     self._metrics["train"].clear(); self._metrics["train"].update(saved["metrics"])
+    if self._dynamic is not None: self._dynamic.load_state_dict(saved.get("dynamic_sampling"))
 
 # %% ../nbs/05_trainer.ipynb #111256fa
 @patch
@@ -996,7 +1336,7 @@ def _resume_finished(self: OneShotTrainer, checkpoint: Path) -> TrainOutput:
     self._say(f"{checkpoint.name} has finished the run's {self.state.global_step} steps; nothing to train "
               "(ask for more steps to continue it)")
     final = Path(self.args.output_dir) / "final"
-    if self.args.save_final_model and not final.is_dir(): self.save_model(str(final))
+    if self.args.save_final_model and not final.is_dir(): self._save_final()
     losses = [h["train_loss"] for h in self.state.log_history if "train_loss" in h]
     return TrainOutput(self.state.global_step, losses[-1] if losses else float("nan"), {})
 
@@ -1007,8 +1347,17 @@ def log(self: OneShotTrainer, logs: dict, start_time: float | None = None):
     if self._stopped_early and "train_runtime" in logs: return
     return GRPOTrainer.log(self, logs, start_time)
 
+# %% ../nbs/05_trainer.ipynb #ce44b6ed
+def _holding_output_dir(train):
+    "`train` holding the output folder's lock while it runs (`core.RunLock`), with a write that finds no space told in one line."
+    @functools.wraps(train)
+    def locked(self, *args, **kwargs):
+        with save_errors(self.args.output_dir), RunLock(self.args.output_dir): return train(self, *args, **kwargs)
+    return locked
+
 # %% ../nbs/05_trainer.ipynb #5030a135
 @patch
+@_holding_output_dir
 def train(self: OneShotTrainer,
           resume_from_checkpoint: str | bool | None = None, # True for the newest checkpoint-N in output_dir, or a path
           trial=None, # a hyper-parameter search trial (see transformers.Trainer.train)
@@ -1042,9 +1391,7 @@ def train(self: OneShotTrainer,
                    f"resuming continues with step {step + 1}.")
         self._say(message)
         raise TrainingInterrupted(message, signum, saved, step)
-    if self.args.save_final_model:
-        self.save_model(str(Path(self.args.output_dir) / "final"))
-        if self.is_world_process_zero(): (Path(self.args.output_dir) / "final" / "README.md").write_text(self.model_card())
+    if self.args.save_final_model: self._save_final()
     return output
 
 # %% ../nbs/05_trainer.ipynb #d76d9323

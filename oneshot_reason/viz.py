@@ -34,7 +34,8 @@ __all__ = ['PALETTE', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTRO
            'read_scalars', 'read_completions', 'smooth', 'coinciding', 'reward_curve', 'length_curve', 'scalar_curves',
            'accuracy_bars', 'heldout_curve', 'curves_with_bands', 'group_weights', 'cross_path_heatmap',
            'cross_path_lines', 'entropy_flow_figure', 'entropy_change_figure', 'group_html', 'weights_html',
-           'CompletionsExplorer', 'completions_explorer', 'signal_groups', 'spread_samples', 'write_report']
+           'CompletionsExplorer', 'completions_explorer', 'signal_groups', 'spread_samples', 'health_history',
+           'health_timeline', 'write_report']
 
 # %% ../nbs/10_viz.ipynb #21138b94
 def set_light_renderer(renderer: str | None = None, # a plotly renderer name; None: `colab` in Colab, else `plotly_mimetype+notebook_connected`
@@ -809,6 +810,55 @@ def spread_samples(group: pd.DataFrame, # one group's completion records
     order = [ranked.index[i // 2] if i % 2 == 0 else ranked.index[-1 - i // 2] for i in range(len(ranked))]
     return group.loc[list(dict.fromkeys(order))[:n]].sort_values("path", kind="stable")
 
+# %% ../nbs/10_viz.ipynb #b0c83839
+from .health import HealthEvent, health_events, records_by_step
+
+def health_history(run_dir: str | Path, # a run folder
+                  ) -> list[dict]:
+    "The run's logged steps for the health checks: its TensorBoard scalars and the measures of its completion records, one dict per step."
+    run_dir = Path(run_dir)
+    rows: dict[int, dict] = {}
+    if _event_files(run_dir):
+        scalars = read_scalars(run_dir)
+        for tag, step, value in scalars[scalars.tag.str.startswith("train/")].itertuples(index=False):
+            rows.setdefault(int(step), {"step": int(step)})[tag[len("train/"):]] = value
+        means = {k for row in rows.values() for k in row if k.startswith("rewards/") and k.endswith("/mean")}
+        for row in rows.values():
+            if "reward" in row:
+                for key in means: row.setdefault(key, None)
+    measures = records_by_step(read_jsonl(run_dir / "completions.jsonl")) if (run_dir / "completions.jsonl").exists() else {}
+    for step, m in measures.items(): rows.setdefault(step, {"step": step}).update(m)
+    return [rows[s] for s in sorted(rows)]
+
+# %% ../nbs/10_viz.ipynb #125d39be
+def _wrap(text: str, width: int = 90) -> str:
+    "Escaped text broken into lines of about `width` characters for a hover label."
+    lines, line = [], ""
+    for word in html.escape(text).split():
+        if line and len(line) + len(word) > width: lines.append(line); line = word
+        else: line = f"{line} {word}".strip()
+    return "<br>".join(lines + [line])
+
+def health_timeline(events: Sequence[HealthEvent | dict], # what the checks reported (events or their dicts, as summary.json keeps them)
+                    last_step: int | None = None, # the run's last logged step, the x axis' end
+                    title: str = "Training health: when each check held", # the figure's title
+                   ) -> go.Figure:
+    "One row per health check that fired, a bar over the steps it held; the hover text says what it saw and the fix."
+    events = [e.to_dict() if isinstance(e, HealthEvent) else dict(e) for e in events]
+    if not events: raise OneShotError("no health events to draw: every check stayed quiet")
+    titles = list(dict.fromkeys(e["title"] for e in events))
+    fig = go.Figure()
+    for e in events:
+        color, end = PALETTE[titles.index(e["title"]) % len(PALETTE)], e.get("end") or e["step"]
+        fig.add_scatter(x=[e["step"], end], y=[e["title"]] * 2, mode="lines+markers", name=e["title"], showlegend=False,
+                        line=dict(color=color, width=10), marker=dict(color=color, size=12), hoverinfo="text",
+                        hovertext=_wrap(f"steps {e['step']}-{end}: {e['message']}") + "<br><i>" + _wrap(f"fix: {e['fix']}") + "</i>")
+    steps = last_step or max(e.get("end") or e["step"] for e in events)
+    fig.update_layout(title=_title(title, f"{len(events)} event(s) of {len(titles)} check(s); hover a bar for what it saw and the fix"),
+                      template="plotly_white", xaxis=dict(title="training step", range=[0.5, steps + 0.5]),
+                      yaxis=dict(autorange="reversed"), height=160 + 60 * len(titles))
+    return fig
+
 # %% ../nbs/10_viz.ipynb #24b3513b
 def _figure_html(fig: go.Figure, n: int) -> str:
     "The n-th figure of a page as a `<div>` and its script, without plotly.js (the page's head holds it once)."
@@ -874,7 +924,7 @@ def _summary_section(page: _Page, run_dir: Path):
     if found: page.figure(accuracy_bars(summary, names=[run_dir.name]))
     else: page.note("summary.json has no held-out accuracy before or after training: the run was not evaluated.")
     shown_keys = {f"{a}_{k}_{w}" for a in ("accuracy", "correct") for k in ACCURACY_KINDS for w in ("before", "after")}
-    shown_keys |= {"accuracy_before", "accuracy_after"}
+    shown_keys |= {"accuracy_before", "accuracy_after", "health"}
     others = [{"key": k, "value": _format(v)} for k, v in summary.items() if k not in shown_keys]
     if others: page.add(_table_html(others, ["key", "value"]))
 
@@ -891,6 +941,23 @@ def _training_section(page: _Page, run_dir: Path, smoothing: float):
         page.attempt(lambda: scalar_curves(run_dir, smoothing=smoothing), "No loss or entropy curve")
         if not any(tag.endswith("/kl") or tag == "kl" for tag in set(read_scalars(run_dir).tag)):
             page.note("No KL curve: the run's loss has no KL term (beta = 0), so none was logged.")
+
+# %% ../nbs/10_viz.ipynb #86fa9dd0
+def _health_section(page: _Page, run_dir: Path):
+    "The health checks' timeline and table (and the summary's notes); a note when none fired."
+    page.add("<h2>Health</h2>")
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8")) if (run_dir / "summary.json").exists() else {}
+    saved, history = summary.get("health") or {}, health_history(run_dir)
+    if not history and not saved:
+        page.note("Nothing logged yet for the health checks (no TensorBoard scalars, no completions.jsonl)."); return
+    events = [e.to_dict() for e in health_events(history)] if history else list(saved.get("events") or [])
+    if not events: page.note("No health check fired: every check (oneshot_reason.health) stayed under its threshold.")
+    else:
+        last = max([h["step"] for h in history] or [e.get("end") or e["step"] for e in events])
+        page.figure(health_timeline(events, last_step=last))
+        page.add(_table_html([{"steps": f"{e['step']}-{e.get('end') or e['step']}", "check": e["title"], "what it saw": e["message"],
+                               "fix": e["fix"]} for e in events], ["steps", "check", "what it saw", "fix"]))
+    for note in saved.get("notes") or []: page.note(note)
 
 # %% ../nbs/10_viz.ipynb #eb5f6bd2
 _EVAL_COMPLETION_CHARS = 1500 # characters of an evaluated completion shown in the report
@@ -961,13 +1028,14 @@ def write_report(run_dir: str | Path, # the run folder (output_dir of training o
                  n_samples: int = 4, # completions shown per sample group
                  smoothing: float = 0.6, # smoothing weight of the training curves, in [0, 1)
                 ) -> Path:
-    "Write a self-contained HTML report of a run (curves, accuracy, evaluations, sample completions); returns its path."
+    "Write a self-contained HTML report of a run (curves, health, accuracy, evaluations, sample completions); returns its path."
     run_dir = Path(run_dir)
     if not run_dir.is_dir(): raise OneShotError(f"{run_dir}: no such folder; pass the run's output_dir")
     output = Path(output) if Path(output).is_absolute() else run_dir / output
     page = _Page()
     _summary_section(page, run_dir)
     _training_section(page, run_dir, smoothing)
+    _health_section(page, run_dir)
     _evaluation_section(page, run_dir)
     _samples_section(page, run_dir, n_samples)
     name = title or run_dir.resolve().name
