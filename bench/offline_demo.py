@@ -13,6 +13,11 @@ Then, unless `--no-curve`, the same run again with a held-out evaluation every 5
 random numbers, so this run trains exactly like the timed one and its `heldout.jsonl` is the timed run's accuracy
 curve (the script checks that both end at the same accuracy). The sampled correctness from the TensorBoard logs and the
 summaries go into one small JSON file that the docs plot. Prints the README's table (markdown), then JSON of the means.
+
+The headline accuracy is the lenient one (the final answer anywhere in the completion, `check_answer` on the whole of
+it), as the demo has reported from the start: `accuracy_before` / `accuracy_after` in the results are the summary's
+`accuracy_lenient_before` / `accuracy_lenient_after`, `heldout_curve` its curve; the strict accuracy (the answer
+inside `<answer>` tags) is recorded beside it (`accuracy_strict_*`, `heldout_curve_strict`, `mean_accuracy_strict_*`).
 """
 import argparse, json, os, resource, shutil, statistics, subprocess, sys, time
 from pathlib import Path
@@ -54,7 +59,7 @@ def main():
         print("$", " ".join(cmd), flush=True)
         timing = _timed(cmd)
         summary = json.loads((out / "summary.json").read_text())
-        summary.update(timing)
+        summary.update(timing, accuracy_before=summary["accuracy_lenient_before"], accuracy_after=summary["accuracy_lenient_after"])
         curve_dir = out
         if not args.no_curve:
             curve_dir = out.with_name(out.name + "-curve")
@@ -62,22 +67,25 @@ def main():
             subprocess.run([*base, "--output-dir", str(curve_dir), "--eval-steps", "5", *args.extra], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             curve_summary = json.loads((curve_dir / "summary.json").read_text())
-            if curve_summary["accuracy_after"] != summary["accuracy_after"]:
-                print(f"warning: seed {seed}: the curve run ended at {curve_summary['accuracy_after']}, the timed run at "
+            if curve_summary["accuracy_lenient_after"] != summary["accuracy_after"]:
+                print(f"warning: seed {seed}: the curve run ended at {curve_summary['accuracy_lenient_after']}, the timed run at "
                       f"{summary['accuracy_after']}; the curve is of the second run", flush=True)
-        heldout = [[int(r["step"]), float(r["accuracy"])] for r in read_jsonl(curve_dir / "heldout.jsonl")] if (curve_dir / "heldout.jsonl").exists() else []
-        heldout = [h for h in heldout if 0 < h[0] < summary["steps"]] # the summary holds both ends
-        summary["heldout_curve"] = [[0, summary["accuracy_before"]], *heldout, [summary["steps"], summary["accuracy_after"]]]
+        records = read_jsonl(curve_dir / "heldout.jsonl") if (curve_dir / "heldout.jsonl").exists() else []
+        for kind, key in (("lenient", "heldout_curve"), ("strict", "heldout_curve_strict")):
+            middle = [[int(r["step"]), float(r[f"accuracy_{kind}"])] for r in records if 0 < r["step"] < summary["steps"]] # the summary holds both ends
+            summary[key] = [[0, summary[f"accuracy_{kind}_before"]], *middle, [summary["steps"], summary[f"accuracy_{kind}_after"]]]
         scalars = read_scalars(out)
         reward = scalars[scalars.tag.str.endswith("rewards/oneshot_correctness/mean")]
         summary["correctness_curve"] = [[int(s), round(float(v), 4)] for s, v in zip(reward.step, reward.value)]
         runs.append(summary)
-        print(json.dumps({k: v for k, v in summary.items() if k not in ("heldout_curve", "correctness_curve")}), flush=True)
+        print(json.dumps({k: v for k, v in summary.items() if k not in ("heldout_curve", "heldout_curve_strict", "correctness_curve")}), flush=True)
     gain = [r["accuracy_after"] - r["accuracy_before"] for r in runs]
     result = {"algo": args.algo, "seeds": args.seeds, "command": " ".join(["oneshot-reason", "train", *args.extra]),
               "cpu_count": os.cpu_count(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "runs": runs,
               "mean_accuracy_before": statistics.mean(r["accuracy_before"] for r in runs),
               "mean_accuracy_after": statistics.mean(r["accuracy_after"] for r in runs),
+              "mean_accuracy_strict_before": statistics.mean(r["accuracy_strict_before"] for r in runs),
+              "mean_accuracy_strict_after": statistics.mean(r["accuracy_strict_after"] for r in runs),
               "mean_gain_points": 100 * statistics.mean(gain),
               "min_gain_points": 100 * min(gain),
               "mean_command_seconds": statistics.mean(r["command_seconds"] for r in runs),
@@ -89,12 +97,13 @@ def main():
     steps = sorted({r["steps"] for r in runs})
     print(f"\n{', '.join(map(str, steps))} steps, {os.cpu_count()} CPUs, 1-minute load average up to {result['max_loadavg_1min']:.1f} "
           f"(wall time: launch to exit, as a user waits for it)\n")
-    print("| seed | held-out before | after | gain | wall time |\n| --- | --- | --- | --- | --- |")
+    print("| seed | held-out before (lenient) | after | gain | strict before | after | wall time |\n| --- | --- | --- | --- | --- | --- | --- |")
     for s, r in zip(args.seeds, runs):
         print(f"| {s} | {r['accuracy_before']:.1%} | {r['accuracy_after']:.1%} | {100 * (r['accuracy_after'] - r['accuracy_before']):+.1f} points "
-              f"| {r['command_seconds']:.0f} s |")
+              f"| {r['accuracy_strict_before']:.1%} | {r['accuracy_strict_after']:.1%} | {r['command_seconds']:.0f} s |")
     print(f"| **mean** | **{result['mean_accuracy_before']:.1%}** | **{result['mean_accuracy_after']:.1%}** | "
-          f"**{result['mean_gain_points']:+.1f} points** | **{result['mean_command_seconds']:.0f} s** |\n")
+          f"**{result['mean_gain_points']:+.1f} points** | **{result['mean_accuracy_strict_before']:.1%}** | "
+          f"**{result['mean_accuracy_strict_after']:.1%}** | **{result['mean_command_seconds']:.0f} s** |\n")
     print(json.dumps({k: v for k, v in result.items() if k.startswith(("mean", "min", "max"))}))
 
 if __name__ == "__main__":

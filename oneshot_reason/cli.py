@@ -27,12 +27,12 @@ from .core import (OneShotError, append_jsonl, checkpoint_finished, checkpoint_s
                                  last_complete_checkpoint, set_seed, setting_value, world_size)
 
 # %% auto #0
-__all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'RUN_FILES', 'MANIFEST_STEPS', 'KNOWN_LIBRARY_WARNINGS', 'TrainOptions',
-           'SettingError', 'fill_method_defaults', 'check_options', 'load_options', 'run_files',
+__all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'RUN_FILES', 'MANIFEST_STEPS', 'EVAL_BATCH_SIZE', 'KNOWN_LIBRARY_WARNINGS',
+           'TrainOptions', 'SettingError', 'fill_method_defaults', 'check_options', 'load_options', 'run_files',
            'manifest_trainer_fields', 'run_manifest', 'manifest_differences', 'prepare_run_dir', 'clear_run',
-           'check_offline', 'Console', 'step_line', 'console_callback', 'heldout_callback', 'summary_text',
-           'run_header', 'RunClock', 'run_train', 'eval_output_dir', 'metric_counts', 'run_eval', 'eval_text',
-           'run_generate', 'build_parser', 'cli_words', 'silence_known_warnings', 'main']
+           'check_offline', 'Console', 'step_line', 'console_callback', 'summary_text', 'run_header', 'RunClock',
+           'run_train', 'eval_output_dir', 'metric_counts', 'run_eval', 'eval_text', 'run_generate', 'build_parser',
+           'cli_words', 'silence_known_warnings', 'main']
 
 # %% ../nbs/11_cli.ipynb #e4d58175
 def _opt(default, help: str, factory=None):
@@ -63,8 +63,9 @@ class TrainOptions:
     dtype: str = _opt("auto", "precision of the weights: auto, float32, bfloat16 or float16 (auto: bfloat16 for a 16-bit "
                       "checkpoint such as smollm2-135m on a GPU, or on a CPU with native bfloat16 when only LoRA adapters train; else float32)")
     n_train: int = _opt(2000, "synthetic training problems (offline demo)")
-    n_eval: int = _opt(200, "held-out problems evaluated before and after training (offline demo; 0 skips)")
-    eval_steps: int = _opt(50, "also evaluate them every N steps, into heldout.jsonl (offline demo; 0: only before and after)")
+    eval_benchmark: str | None = _opt(None, "held-out problems evaluated before, during and after training: synthetic, gsm8k, math500, aime24, aime25, amc23 or a data file (default: synthetic for the offline demo, else no evaluation)")
+    n_eval: int = _opt(200, "held-out problems evaluated (the first N of a benchmark; 0 skips the evaluation)")
+    eval_steps: int = _opt(50, "also evaluate them every N steps, into heldout.jsonl (0: only before and after)")
     internal_layer: int | None = _opt(None, "BuPO: the layer whose policy is optimised first (default: BuPO's choice)")
     iterative_steps: int | None = _opt(None, "BuPO: optimizer steps of the internal-layer phase (default: the preset's: 5 offline, 120 in bupo)")
     dynamic_sampling: bool = _opt(False, "DAPO's dynamic sampling: drop groups whose completions all earn the same reward and generate more prompts until each batch holds only groups with signal (trainer: dynamic_sampling_max_rounds caps the rounds, 4 by default)")
@@ -222,6 +223,7 @@ def _check_paths(opts: TrainOptions) -> None:
     if Path(opts.output_dir).expanduser().is_file():
         raise _refuse(opts, "output_dir", opts.output_dir, "is a file; the run needs a folder (new, or holding this run)")
     for key in ("question_column", "answer_column", "demo_column"):
+        if key == "demo_column" and opts.data_path is None and (opts.dataset or "").lower() == "gsm8k": continue # load_gsm8k reads it
         if getattr(opts, key) is not None and opts.data_path is None:
             extra = " (synthetic problems bring their worked solutions as demonstrations already)" if key == "demo_column" else ""
             raise SettingError(f"{_setting(opts, key, getattr(opts, key))}: names a column of a training file; "
@@ -229,6 +231,31 @@ def _check_paths(opts: TrainOptions) -> None:
     if opts.resume and opts.overwrite:
         raise SettingError(f"{_setting(opts, 'resume', True)} and {_setting(opts, 'overwrite', True)}: choose one "
                            "(continue the run, or delete it and start afresh)")
+
+# %% ../nbs/11_cli.ipynb #bf5bfbd0
+def _check_eval_benchmark(opts: TrainOptions) -> None:
+    "`eval_benchmark`: a benchmark name (lower-cased) or an existing data file; else one line with the accepted names."
+    from oneshot_reason.evaluate import BENCHMARK_NAMES
+    value = opts.eval_benchmark
+    if value is None or str(value).strip().lower() in BENCHMARK_NAMES:
+        if value is not None: opts.eval_benchmark = str(value).strip().lower()
+        return
+    path = Path(value).expanduser()
+    if path.is_file(): return
+    names = ["synthetic", *[b for b in BENCHMARK_NAMES if b != "synthetic"]]
+    what = ("the file is a folder" if path.is_dir() else "the file does not exist") if path.suffix or "/" in str(value) else "unknown benchmark"
+    raise _refuse(opts, "eval_benchmark", value, f"{what}; choose one of {', '.join(names)}, or a data file (.jsonl, .json, .parquet or .csv)"
+                  + ("" if what != "unknown benchmark" else _did_you_mean(str(value).lower(), names)))
+
+# %% ../nbs/11_cli.ipynb #2b0cca1f
+def _eval_benchmark(opts: TrainOptions) -> str | None:
+    "The run's held-out benchmark (a name, or a data file's full path); None: the run is not evaluated."
+    if not opts.n_eval: return None
+    name = opts.eval_benchmark or ("synthetic" if opts.offline_demo else None)
+    from oneshot_reason.data import BENCHMARKS
+    if name is None or name in ("synthetic", *BENCHMARKS): return name
+    return str(Path(name).expanduser().resolve())
+
 
 # %% ../nbs/11_cli.ipynb #31434723
 FORMAT_REWARDS = {"xml": "oneshot", "hash": "hash", "think": "think", "boxed": "boxed"} # reward stack per prompt format
@@ -271,6 +298,7 @@ def check_options(opts: TrainOptions, # options from `load_options` or built dir
     _check_choices(opts)
     _check_trainer_fields(opts)
     fill_method_defaults(opts)
+    _check_eval_benchmark(opts)
     return opts
 
 # %% ../nbs/11_cli.ipynb #c42490e7
@@ -339,7 +367,8 @@ def run_manifest(opts: TrainOptions, # the run's options
                 "question_column": opts.question_column, "answer_column": opts.answer_column, "demo_column": opts.demo_column,
                 "format": opts.format, "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format],
                 "preset": _preset_name(opts), "seed": opts.seed, "lora": opts.lora or None,
-                "n_train": opts.n_train if opts.offline_demo else None, "n_eval": opts.n_eval if opts.offline_demo else None}
+                "n_train": opts.n_train if opts.offline_demo else None, "n_eval": opts.n_eval if _eval_benchmark(opts) else None,
+                "eval_benchmark": _eval_benchmark(opts)}
     settings.update({key: setting_value(getattr(config, key)) for key in manifest_trainer_fields(config.algo)})
     settings.update({f"trainer.{k}": setting_value(v) for k, v in opts.trainer.items() if k not in settings and k not in MANIFEST_STEPS})
     return {"settings": settings, "max_steps": config.max_steps, "save_steps": setting_value(config.save_steps),
@@ -431,6 +460,11 @@ def _model_on_disk(name: str) -> bool:
     try: return isinstance(try_to_load_from_cache(name, "config.json"), str)
     except Exception: return False # not a valid repo id: load_policy names the problem
 
+# %% ../nbs/11_cli.ipynb #0b957438
+def _offline_why() -> str:
+    "Why the Hub is out of reach, in the words of the offline refusals."
+    return "the Hugging Face Hub cannot be reached (offline" + (", HF_HUB_OFFLINE is set)" if os.environ.get("HF_HUB_OFFLINE") else ")")
+
 # %% ../nbs/11_cli.ipynb #8cd9959f
 def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `data_path`
                   model_key: str = "model", # the option holding the model
@@ -446,7 +480,7 @@ def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `d
     if _model_on_disk(model) and not needs_data: return
     from oneshot_reason.models import hub_offline
     if not hub_offline(): return
-    why = "the Hugging Face Hub cannot be reached (offline" + (", HF_HUB_OFFLINE is set)" if os.environ.get("HF_HUB_OFFLINE") else ")")
+    why = _offline_why()
     if not _model_on_disk(model):
         raise OneShotError(f"{_setting(opts, model_key, model)}: not on disk and {why}; pass a local folder with config.json "
                            f"and weights, or 'tiny' (the embedded offline model)")
@@ -480,29 +514,38 @@ def _trainer_config(opts: TrainOptions):
     except (ValueError, TypeError) as e: # a value TRL or transformers refuse (e.g. an unknown lr_scheduler_type)
         raise OneShotError(f"OneShotConfig refused the trainer settings: {' '.join(str(e).split())[:300]}; fix them under `trainer:`") from None
 
+# %% ../nbs/11_cli.ipynb #68560e84
+def _heldout_data(opts: TrainOptions):
+    "The held-out problems in the run's prompt format (synthetic ones drawn with the run's seed); None: no evaluation."
+    name = _eval_benchmark(opts)
+    if name is None: return None
+    from oneshot_reason.evaluate import heldout_problems
+    return heldout_problems(name, opts.n_eval, format=opts.format, seed=opts.seed)
+
 # %% ../nbs/11_cli.ipynb #226f0004
 def _train_data(opts: TrainOptions):
-    "The training set (and, for the offline demo, the held-out set) in the run's prompt format."
+    "The training set and the held-out set (None without evaluation) in the run's prompt format."
     from oneshot_reason import data
     if opts.offline_demo:
-        train = data.synthetic_problems(opts.n_train, seed=opts.seed, split="train", format=opts.format)
-        heldout = data.synthetic_problems(opts.n_eval, seed=opts.seed, split="test", format=opts.format) if opts.n_eval else None
-        return train, heldout
+        return data.synthetic_problems(opts.n_train, seed=opts.seed, split="train", format=opts.format), _heldout_data(opts)
     if opts.data_path is not None:
         return data.load_math_file(opts.data_path, format=opts.format, question_column=opts.question_column,
-                                   answer_column=opts.answer_column, demonstration_column=opts.demo_column), None
+                                   answer_column=opts.answer_column, demonstration_column=opts.demo_column), _heldout_data(opts)
     name = (opts.dataset or "gsm8k").lower()
-    if name == "synthetic": return data.synthetic_problems(opts.n_train, seed=opts.seed, split="train", format=opts.format), None
-    if name == "gsm8k": return data.load_gsm8k("train", format=opts.format), None
-    return data.load_benchmark(name, format=opts.format), None
+    if name == "synthetic": return data.synthetic_problems(opts.n_train, seed=opts.seed, split="train", format=opts.format), _heldout_data(opts)
+    if name == "gsm8k": return data.load_gsm8k("train", format=opts.format, demonstration_column=opts.demo_column), _heldout_data(opts)
+    return data.load_benchmark(name, format=opts.format), _heldout_data(opts)
 
-# %% ../nbs/11_cli.ipynb #68560e84
-def _accuracy(model, tokenizer, dataset, config, output_dir: Path | None = None) -> tuple[float, int]:
-    "Greedy held-out accuracy and the count of problems solved, the same decoding before, during and after training."
-    from oneshot_reason.evaluate import evaluate
-    result = evaluate(model, tokenizer, dataset, n_samples=1, temperature=0.0, max_new_tokens=config.max_completion_length,
-                      batch_size=64, format=config.format, output_dir=output_dir, seed=None, progress=False)
-    return float(result.metrics["pass@1"]), sum(bool(r["correct"][0]) for r in result.records)
+# %% ../nbs/11_cli.ipynb #4b3adc15
+def _check_heldout_offline(opts: TrainOptions) -> None:
+    "Fail at once when the held-out benchmark needs the Hub and the Hub cannot be reached."
+    from oneshot_reason.data import BENCHMARKS, local_benchmark_copy
+    name = _eval_benchmark(opts)
+    if name not in BENCHMARKS or local_benchmark_copy(name) is not None or _dataset_cached(BENCHMARKS[name].repo): return
+    from oneshot_reason.models import hub_offline
+    if not hub_offline(): return
+    raise SettingError(f"{_setting(opts, 'eval_benchmark', name)}: not on disk and {_offline_why()}; pass the benchmark's "
+                       f"file as {_setting(opts, 'eval_benchmark', show_value=False)} FILE or set ONESHOT_DATA_DIR to a folder of benchmark copies")
 
 # %% ../nbs/11_cli.ipynb #c40b089b
 class Console:
@@ -589,35 +632,37 @@ def _health_lines(health: dict | None) -> list[str]:
     return health_lines(health)
 
 # %% ../nbs/11_cli.ipynb #d05977f9
-def heldout_callback(trainer, # the OneShotTrainer being trained
-                     dataset, # held-out problems with `prompt` and `answer`
-                     every: int, # evaluate every this many steps
-                     console: Console | None = None, # where to say the accuracy (None: nowhere)
-                    ):
-    "A callback: every `every` steps the greedy held-out accuracy, appended to `<output_dir>/heldout.jsonl` and to TensorBoard."
-    import torch
-    from transformers import TrainerCallback
-    from transformers.integrations import TensorBoardCallback
-    from oneshot_reason.trainer import truncate_jsonl_steps
+def _heldout_evaluation(trainer, # the OneShotTrainer about to train
+                        opts: TrainOptions, # the run's options
+                        heldout, # the held-out problems, or None
+                        console: Console, # where each evaluation's line goes
+                       ):
+    "Add the held-out evaluation to the trainer; returns the callback (None when the run has no held-out set)."
+    if heldout is None: return None
+    from oneshot_reason.evaluate import HeldoutEvaluation
+    callback = HeldoutEvaluation(trainer, heldout, eval_steps=opts.eval_steps, say=console.line, benchmark=_eval_benchmark(opts))
+    trainer.add_callback(callback)
+    return callback
 
-    class HeldoutAccuracy(TrainerCallback):
-        def on_train_begin(self, args, state, control, **kwargs): # a resumed run redoes the steps after its checkpoint
-            if state.is_world_process_zero: truncate_jsonl_steps(Path(args.output_dir) / "heldout.jsonl", state.global_step)
-        def on_step_end(self, args, state, control, **kwargs):
-            step = state.global_step
-            if not every or step % every or step >= state.max_steps: return # the last step is `accuracy_after`
-            with torch.random.fork_rng(devices=[]): # greedy decoding; the training RNG stream stays untouched
-                acc, correct = _accuracy(trainer.model, trainer.processing_class, dataset, args)
-            trainer.model.train()
-            if not state.is_world_process_zero: return
-            append_jsonl(Path(args.output_dir) / "heldout.jsonl", {"step": step, "accuracy": acc, "correct": correct})
-            if console is not None: console.line(f"step {step}: held-out accuracy {correct}/{len(dataset)} ({acc:.1%})")
-            for cb in trainer.callback_handler.callbacks:
-                if isinstance(cb, TensorBoardCallback) and cb.tb_writer is not None:
-                    cb.tb_writer.add_scalar("heldout/accuracy", acc, step); cb.tb_writer.flush()
-    return HeldoutAccuracy()
+def _heldout_summary(callback, # `_heldout_evaluation`'s callback, or None
+                     trainer, # the trainer, done training
+                    ) -> dict:
+    "The held-out accuracies before and after training for summary.json (the last step measured if it was not)."
+    if callback is None: return {}
+    callback.finish(trainer.state.global_step)
+    return callback.summary()
 
 # %% ../nbs/11_cli.ipynb #96cce0ae
+def _next_eval(summary: dict, final: str) -> str:
+    "The `oneshot-reason eval` command for a run's final model on the run's own benchmark, in the run's format."
+    import shlex
+    from oneshot_reason.data import BENCHMARKS
+    bench = summary.get("eval_benchmark") or (summary.get("dataset") if summary.get("dataset") in ("synthetic", *BENCHMARKS) else None)
+    if bench is None: return f"  oneshot-reason eval --model {final} --benchmark {{{'|'.join(BENCHMARKS)}|FILE}} --format {summary.get('format', 'xml')}"
+    default = BENCHMARKS[bench].format if bench in BENCHMARKS else "xml"
+    fmt = summary.get("format") or default
+    return f"  oneshot-reason eval --model {final} --benchmark {shlex.quote(str(bench))}" + (f" --format {fmt}" if fmt != default else "")
+
 def summary_text(summary: dict, # what `run_train` returns
                 ) -> str:
     "The closing summary of a run in words: accuracy before and after with counts, time, folder, next commands."
@@ -626,14 +671,18 @@ def summary_text(summary: dict, # what `run_train` returns
     q = shlex.quote(str(out))
     lines = [f"Trained {summary.get('algo', '?')} on {summary.get('model', '?')} for {summary.get('steps', '?')} steps "
              f"in {summary.get('wall_seconds', 0):.0f} s (seed {summary.get('seed', '?')}" + (f", {summary['dtype']}" if summary.get("dtype") else "") + ")."]
-    if "accuracy_before" in summary and "accuracy_after" in summary:
-        n, a, b = summary.get("n_eval", 0), summary["accuracy_before"], summary["accuracy_after"]
-        cb, ca = summary.get("correct_before", round(a * n)), summary.get("correct_after", round(b * n))
-        lines.append(f"Held-out accuracy (greedy, {n} problems): {cb}/{n} ({a:.1%}) -> {ca}/{n} ({b:.1%}), {100 * (b - a):+.1f} points.")
+    if any(f"accuracy_{k}_{w}" in summary for k in ("strict", "lenient") for w in ("before", "after")):
+        n, bench = summary.get("n_eval", 0), summary.get("eval_benchmark") or "held-out"
+        lines.append(f"Held-out accuracy on {Path(str(bench)).name} ({n} problems, greedy):")
+        for kind, rule in (("strict", "the answer where the format requires it"), ("lenient", "the final answer anywhere")):
+            a, b = summary.get(f"accuracy_{kind}_before"), summary.get(f"accuracy_{kind}_after")
+            say = lambda when, v: "—" if v is None else f"{summary.get(f'correct_{kind}_{when}', round(v * n))}/{n} ({v:.1%})"
+            change = f", {100 * (b - a):+.1f} points" if a is not None and b is not None else ""
+            lines.append(f"  {kind:<7} {say('before', a)} -> {say('after', b)}{change} ({rule})")
     lines += _health_lines(summary.get("health"))
     lines += [f"Run folder: {out} (final model in {Path(out) / 'final'})", "Next:",
               f"  oneshot-reason report --run-dir {q}", f"  tensorboard --logdir {shlex.quote(str(Path(out) / 'runs'))}",
-              f"  oneshot-reason eval --model {shlex.quote(str(Path(out) / 'final'))} --benchmark synthetic"]
+              _next_eval(summary, shlex.quote(str(Path(out) / "final")))]
     return "\n".join(lines)
 
 # %% ../nbs/11_cli.ipynb #43676fab
@@ -731,6 +780,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     if opts.resume and opts.max_steps is None and previous and (previous.get("max_steps") or 0) > 0:
         opts.max_steps = previous["max_steps"] # a resume continues to the run's own step count unless told otherwise
     check_offline(opts, default_data=None if opts.offline_demo else "gsm8k")
+    _check_heldout_offline(opts)
     config = _trainer_config(opts)
     manifest = run_manifest(opts, config)
     checkpoint = prepare_run_dir(opts, manifest)
@@ -761,25 +811,18 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     dtype = _run_dtype(opts)
     model, tokenizer = load_policy(opts.model or "tiny", lora=opts.lora, dtype=dtype)
     summary: dict[str, Any] = {"model": opts.model or "tiny", "dtype": str(dtype).removeprefix("torch."), "algo": config.algo, "preset": opts.preset, "format": opts.format, "seed": opts.seed,
-                               "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format], "n_train": len(train)}
-    if heldout is not None and not (checkpoint is not None and (out / "summary_before.json").exists()):
-        summary["accuracy_before"], summary["correct_before"] = _accuracy(model, tokenizer, heldout, config, out / "eval_before")
-        console.line(f"held-out accuracy before training: {summary['correct_before']}/{len(heldout)} ({summary['accuracy_before']:.1%})")
-        if is_main_process(): write_text_atomic(out / "summary_before.json", json.dumps(summary, indent=2))
-    elif heldout is not None:
-        summary.update(json.loads((out / "summary_before.json").read_text()))
+                               "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format], "n_train": len(train),
+                               "dataset": manifest["settings"]["data_path"] or manifest["settings"]["dataset"]}
     trainer = OneShotTrainer(model, rewards, args=config, train_dataset=train, processing_class=tokenizer,
                              run_info=dict(model=opts.model or "tiny", dataset=opts.data_path or opts.dataset or "synthetic",
                                            reward_preset=summary["reward_preset"]))
     _use_console(trainer, console)
     clock = RunClock(out, start, resumed=checkpoint is not None); trainer.add_callback(clock.callback())
     health = _watch_health(trainer, console)
-    if heldout is not None and opts.eval_steps: trainer.add_callback(heldout_callback(trainer, heldout, opts.eval_steps, console))
+    heldout_eval = _heldout_evaluation(trainer, opts, heldout, console)
     if checkpoint is not None: console.line(f"resuming from {checkpoint} (step {checkpoint_step(checkpoint)} of {config.max_steps})")
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
-    if heldout is not None:
-        summary["accuracy_after"], summary["correct_after"] = _accuracy(trainer.model, tokenizer, heldout, config, out / "eval_after")
-        summary["n_eval"] = len(heldout)
+    summary.update(_heldout_summary(heldout_eval, trainer))
     summary["steps"] = trainer.state.global_step
     summary["wall_seconds"] = clock.save() # every session of the run
     summary["run_dir"] = str(out)
@@ -801,14 +844,15 @@ def eval_output_dir(model: str, # the evaluated model's name or folder
     return Path("outputs/eval")
 
 # %% ../nbs/11_cli.ipynb #cdc0e3af
-def metric_counts(summary: dict, # `EvalResult.to_dict()` plus its records' `correct` flags under 'correct'
+def metric_counts(summary: dict, # `EvalResult.to_dict()` plus its records' flags under 'correct' (and 'strict')
                  ) -> dict[str, str]:
     "Each metric as a count: correct/n problems (correct/(n x k) samples for avg@k; about value x n for pass@k, k > 1)."
-    n, k, correct = summary["n_problems"], summary["n_samples"], summary.get("correct", [])
+    n, k = summary["n_problems"], summary["n_samples"]
     counts = {}
     for name, value in summary["metrics"].items():
-        if name.startswith("avg@") or (name == "pass@1" and k > 1): counts[name] = f"{sum(map(sum, correct))}/{n * k} samples"
-        elif name == "pass@1" or name.startswith("maj@"): counts[name] = f"{round(value * n)}/{n}"
+        flags = summary.get("strict" if name == "strict_pass@1" else "correct", [])
+        if name.startswith("avg@") or (name in ("pass@1", "strict_pass@1") and k > 1): counts[name] = f"{sum(map(sum, flags))}/{n * k} samples"
+        elif name in ("pass@1", "strict_pass@1") or name.startswith("maj@"): counts[name] = f"{round(value * n)}/{n}"
         else: counts[name] = f"about {value * n:.1f}/{n}"
     return counts
 
@@ -822,8 +866,10 @@ def _eval_dtype(model: str, # the model's name or folder
     return str(policy_dtype(model, dtype)).removeprefix("torch.")
 
 # %% ../nbs/11_cli.ipynb #1ab580af
+EVAL_BATCH_SIZE = 16 # sequences per generate call of `eval` on a CPU: see `bench/eval_batch.py`
+
 def run_eval(model: str = "tiny", # HF id, local path, or a named model ('tiny', 'smollm2-135m')
-             benchmark: str = "gsm8k", # gsm8k, math500, aime24, aime25, amc23, synthetic
+             benchmark: str = "gsm8k", # gsm8k, math500, aime24, aime25, amc23, synthetic, or a data file
              data_path: str | None = None, # a local file of the benchmark (GSM8K jsonl, verl parquet, ...)
              limit: int | None = None, # only the first N problems
              n_samples: int = 1, # completions per problem
@@ -831,7 +877,7 @@ def run_eval(model: str = "tiny", # HF id, local path, or a named model ('tiny',
              max_new_tokens: int = 512, # completion length limit
              format: str | None = None, # prompt format; None is the benchmark's default
              output_dir: str | None = None, # where records and the summary go (None: see `eval_output_dir`)
-             batch_size: int = 16, # sequences per generate call
+             batch_size: int = EVAL_BATCH_SIZE, # sequences per generate call
              dtype: str = "auto", # precision of the weights: 'auto' (see `models.policy_dtype`), 'float32', 'bfloat16', ...
             ) -> dict:
     "Evaluate a model on a benchmark; returns its summary with `counts` and the `files` written."
@@ -847,20 +893,26 @@ def run_eval(model: str = "tiny", # HF id, local path, or a named model ('tiny',
     out = eval_output_dir(model, output_dir)
     result = evaluate(model, benchmark=benchmark, n_samples=n_samples, temperature=temperature, max_new_tokens=max_new_tokens,
                       batch_size=batch_size, limit=limit, format=format, data_path=data_path, output_dir=out, dtype=dtype)
-    summary = {**result.to_dict(), "dtype": dtype, "correct": [r["correct"] for r in result.records]}
-    summary["counts"] = metric_counts(summary)
+    summary = {**result.to_dict(), "dtype": dtype}
+    summary["counts"] = metric_counts(summary | {key: [r.get(key, []) for r in result.records] for key in ("correct", "strict")})
     summary["files"] = [str(out / f"{result.benchmark}.jsonl"), str(out / f"{result.benchmark}_summary.json")]
-    del summary["correct"]
     return summary
 
 # %% ../nbs/11_cli.ipynb #ec5cbfcb
 def eval_text(summary: dict) -> str:
-    "What `oneshot-reason eval` prints: the benchmark and n, correct/n per metric, the files written."
+    "What `oneshot-reason eval` prints: the benchmark and n, how it was asked, correct/n per metric, truncation and speed, the files."
     decoding = "greedy" if summary["temperature"] == 0 else f"temperature {summary['temperature']:g}"
     k = summary["n_samples"]
     lines = [f"{summary['benchmark']}: {summary['n_problems']} problems x {k} sample{'s' * (k > 1)} ({decoding}), "
-             f"model {summary['model']}" + (f" ({summary['dtype']})" if summary.get("dtype") else "") + f", {summary['seconds']:.1f} s"]
-    lines += [f"  {name:<8} {summary['counts'][name]:>18}  ({value:.1%})" for name, value in summary["metrics"].items()]
+             f"model {summary['model']}, {summary['seconds']:.1f} s"]
+    how = [f"{summary['format']} format" if summary.get("format") else "", f"at most {summary['max_new_tokens']} new tokens" if summary.get("max_new_tokens") else "",
+           f"batch {summary['batch_size']}" if summary.get("batch_size") else "", summary.get("dtype") or ""]
+    if any(how): lines.append("  " + ", ".join(h for h in how if h))
+    lines += [f"  {name:<13} {summary['counts'][name]:>18}  ({value:.1%})" for name, value in summary["metrics"].items()]
+    if "n_truncated" in summary:
+        lines.append(f"  {summary['n_truncated']} of {summary['n_completions']} completions cut at {summary['max_new_tokens']} tokens "
+                     f"(no end-of-sequence token); {summary['new_tokens']} new tokens, {summary['tokens_per_second']:.1f} tokens/s")
+    if summary.get("strict"): lines.append(f"  strict_pass@1 reads {summary['strict']}; pass@1, the final answer anywhere")
     lines.append("wrote " + " and ".join(summary["files"]))
     run = Path(summary["files"][0]).parent.parent
     if Path(summary["files"][0]).parent.name == "eval" and (run / "run.json").is_file():
@@ -877,12 +929,18 @@ def run_generate(question: str, # the problem to solve
                  dtype: str = "auto", # precision of the weights: 'auto' (see `models.policy_dtype`), 'float32', 'bfloat16', ...
                 ) -> dict:
     "Solve one question: the completion, its extracted answer and the dtype the model ran in."
-    from oneshot_reason.evaluate import build_text_generator, save_prompt_and_response, solve
+    from oneshot_reason import __version__
+    from oneshot_reason.data import build_prompt
+    from oneshot_reason.evaluate import build_text_generator, render_prompt, save_prompt_and_response, solve
     dtype = _eval_dtype(model, dtype)
     check_offline(argparse.Namespace(model=model, dataset=None, data_path=None, _interface="python"))
     generator = build_text_generator(model, dtype=dtype)
     result = {**solve(question, generator, format=format, max_new_tokens=max_new_tokens, temperature=temperature), "dtype": dtype}
-    if save: save_prompt_and_response(save, question, result["completion"], answer=result["answer"], model=model)
+    if save:
+        messages = build_prompt(question, format)
+        save_prompt_and_response(save, messages, result["completion"], rendered_prompt=render_prompt(generator.tokenizer, messages),
+                                 question=question, answer=result["answer"], model=model, format=format, dtype=dtype,
+                                 max_new_tokens=max_new_tokens, temperature=temperature, version=__version__)
     return result
 
 # %% ../nbs/11_cli.ipynb #e96f4b41
@@ -929,7 +987,7 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("eval", help="evaluate a model on a benchmark", formatter_class=_HelpFormatter,
                        description="Evaluate a model on a benchmark: correct/n per metric, records and a summary file.")
     e.add_argument("--model", default="tiny", help="HF id, local folder (e.g. a run's final/), or a named model: tiny, smollm2-135m")
-    e.add_argument("--benchmark", default="gsm8k", help="gsm8k, math500, aime24, aime25, amc23 or synthetic")
+    e.add_argument("--benchmark", default="gsm8k", help="gsm8k, math500, aime24, aime25, amc23, synthetic, or a data file")
     e.add_argument("--data-path", metavar="PATH", help="a local file of the benchmark (GSM8K .jsonl, verl .parquet, ...) instead of the Hub")
     e.add_argument("--limit", type=int, metavar="N", help="only the first N problems (default: all)")
     e.add_argument("--n-samples", type=int, default=1, metavar="N", help="completions per problem")
@@ -937,7 +995,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--max-new-tokens", type=int, default=512, metavar="N", help="completion length limit")
     e.add_argument("--format", help="prompt format: xml, hash, think or boxed (default: the benchmark's)")
     e.add_argument("--output-dir", metavar="PATH", help="where records and the summary go (default: <run>/eval for a run's final/ model, else outputs/eval)")
-    e.add_argument("--batch-size", type=int, default=16, metavar="N", help="sequences per generate call")
+    e.add_argument("--batch-size", type=int, default=EVAL_BATCH_SIZE, metavar="N", help="sequences per generate call")
     e.add_argument("--dtype", default="auto", help="precision of the weights: auto, float32, bfloat16 or float16 (auto: bfloat16 for a 16-bit checkpoint such as smollm2-135m on a GPU or a CPU with native bfloat16, else float32)")
     e.add_argument("--json", action="store_true", help="print the summary as JSON on stdout (for scripts)")
     g = sub.add_parser("generate", help="solve one question", formatter_class=_HelpFormatter, description="Solve one question.")

@@ -25,8 +25,8 @@ from .core import OneShotError, chat_text, iter_jsonl, local_data_dir
 __all__ = ['FORMATS', 'DIFFICULTIES', 'INSTRUCTIONS', 'BENCHMARKS', 'PromptFormat', 'get_format', 'build_prompt',
            'extract_hash_answer', 'extract_boxed_answer', 'Difficulty', 'get_difficulty', 'Problem',
            'synthetic_problem', 'synthetic_split', 'synthetic_problems', 'text_pieces', 'synthetic_vocabulary',
-           'read_records', 'question_from_messages', 'load_math_file', 'load_gsm8k', 'Benchmark',
-           'local_benchmark_copy', 'load_benchmark']
+           'read_records', 'question_from_messages', 'demonstration_from_solution', 'load_math_file', 'load_gsm8k',
+           'Benchmark', 'local_benchmark_copy', 'load_benchmark']
 
 # %% ../nbs/01_data.ipynb #3a3a9409
 @dataclass(frozen=True)
@@ -404,6 +404,20 @@ def _demonstration(value: Any, where: str, column: str) -> str:
     raise OneShotError(f"{where}: demonstration column {column!r} holds {type(value).__name__} {value!r:.40}, expected text or "
                        "chat messages; pass demonstration_column= to use another column")
 
+# %% ../nbs/01_data.ipynb #f528398e
+_CALCULATOR = re.compile(r"<<[^<>]*>>") # GSM8K's calculator annotations, `<<48/2=24>>`
+_HASH_END = re.compile(r"####[^\n]*\S[^\n]*\s*$") # a solution that ends with `#### answer`
+
+def demonstration_from_solution(solution: str, # a worked solution ending in `#### answer` (GSM8K's layout)
+                                format: str | PromptFormat = "xml", # the run's prompt format
+                               ) -> str:
+    "A GSM8K worked solution as a completion in `format`: its reasoning without calculator annotations, then its answer where the format puts it."
+    if not isinstance(solution, str) or not _HASH_END.search(solution):
+        raise OneShotError(f"a worked solution must end with '#### answer' (GSM8K's layout), got {str(solution)[-60:]!r}; "
+                           "pass a column of GSM8K solutions as the demonstration column")
+    reasoning = _CALCULATOR.sub("", solution.rsplit("####", 1)[0]).strip()
+    return get_format(format).render(reasoning, extract_hash_answer(solution))
+
 # %% ../nbs/01_data.ipynb #b638ab58
 _QUESTION_COLUMNS = ("question", "problem", "query", "input", "prompt")
 _ANSWER_COLUMNS = ("answer", "final_answer", "ground_truth", "reward_model.ground_truth")
@@ -456,7 +470,7 @@ def _row_answer(row: dict, where: str, answer_column: str | None) -> tuple[str, 
     try: answer = _text_answer(_get(row, answer_column), where, answer_column)
     except KeyError: raise OneShotError(f"{where}: no {answer_column!r}; fix the row or pass answer_column=") from None
     if "####" in answer:
-        solution = re.sub(r"<<[^<>]*>>", "", answer.rsplit("####", 1)[0]).strip()
+        solution = _CALCULATOR.sub("", answer.rsplit("####", 1)[0]).strip()
         answer = extract_hash_answer(answer)
     return answer, solution
 
@@ -475,7 +489,10 @@ def _row_record(row: dict, where: str, source: str, fmt: PromptFormat | None, qu
     if demonstration_column is not None:
         try: value = _get(row, demonstration_column)
         except KeyError: value = None
-        record["demonstration"] = _demonstration(value, where, demonstration_column)
+        demonstration = _demonstration(value, where, demonstration_column)
+        if fmt is not None and _HASH_END.search(demonstration): # a worked solution (GSM8K's `answer`): a completion in fmt
+            demonstration = demonstration_from_solution(demonstration, fmt)
+        record["demonstration"] = demonstration
     return {k: record[k] for k in _COLUMNS if k in record}
 
 # %% ../nbs/01_data.ipynb #b7d33e06
@@ -528,13 +545,15 @@ def load_gsm8k(split: str = "train", # 'train' or 'test' (Hub only)
                question_column: str = "question", # the column holding the question
                answer_column: str = "answer", # the column holding the `#### answer` solution
                limit: int | None = None, # keep only the first `limit` rows
+               demonstration_column: str | None = None, # 'answer': each worked solution as a demonstration in `format` (LUFFY)
               ) -> Dataset:
-    "GSM8K as `question`, `prompt`, `answer` (commas removed), `solution` and `data_source` columns."
+    "GSM8K as `question`, `prompt`, `answer` (commas removed), `solution` and `data_source` columns (+ `demonstration`)."
     if path is not None:
         path = Path(path).expanduser()
-        return _rows_to_dataset(read_records(path), str(path), "gsm8k", format, question_column, answer_column, limit=limit)
+        return _rows_to_dataset(read_records(path), str(path), "gsm8k", format, question_column, answer_column,
+                                demonstration_column, limit=limit)
     return _rows_to_dataset(_hub_records("openai/gsm8k", "main", split), f"openai/gsm8k ({split})", "gsm8k",
-                            format, question_column, answer_column, limit=limit)
+                            format, question_column, answer_column, demonstration_column, limit=limit)
 
 # %% ../nbs/01_data.ipynb #602508bf
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Benchmark evaluation (pass@1, avg@k, maj@k, pass@k with one JSON record per problem) and small inference helpers.
+"""Benchmark evaluation (pass@1, avg@k, maj@k, pass@k, strict and lenient accuracy, one JSON record per problem), evaluation while training, and small inference helpers.
 
 Docs: https://oneshot-reason.github.io/oneshot_reason/eval.html.md"""
 
@@ -22,16 +22,21 @@ from tqdm.auto import tqdm
 
 from fastcore.basics import patch
 
-from .core import OneShotError, append_jsonl, chat_text, is_main_process, set_seed
-from .data import BENCHMARKS, build_prompt, load_benchmark, local_benchmark_copy, synthetic_problems
-from .models import load_policy, tiny_path
+from transformers import TrainerCallback
+
+from . import __version__
+from .core import OneShotError, append_jsonl, chat_text, is_main_process, iter_jsonl, set_seed
+from .data import (BENCHMARKS, FORMATS, PromptFormat, build_prompt, extract_boxed_answer, extract_hash_answer,
+                                 get_format, load_benchmark, load_math_file, local_benchmark_copy, synthetic_problems)
+from .models import final_answer, load_policy, tiny_path
 from .rewards import check_answer, extract_answer, normalize_number, warm_up_grader
 
 # %% auto #0
-__all__ = ['BENCHMARK_NAMES', 'SYNTHETIC_SIZE', 'pass_at_k', 'avg_at_k', 'answer_key', 'majority_index', 'maj_at_k',
-           'render_prompt', 'generate_completions', 'vllm_available', 'generate_completions_vllm', 'score_samples',
-           'EvalResult', 'evaluate', 'Generator', 'build_text_generator', 'default_generator', 'generate_math_solution',
-           'solve', 'save_prompt_and_response']
+__all__ = ['BENCHMARK_NAMES', 'SYNTHETIC_SIZE', 'STRICT_RULES', 'LENIENT_RULE', 'pass_at_k', 'avg_at_k', 'answer_key',
+           'majority_index', 'maj_at_k', 'render_prompt', 'Generations', 'generate_completions', 'vllm_available',
+           'generate_completions_vllm', 'score_samples', 'EvalResult', 'strict_rule', 'strict_answer', 'strict_correct',
+           'evaluate', 'heldout_problems', 'heldout_accuracy', 'heldout_line', 'HeldoutEvaluation', 'Generator',
+           'build_text_generator', 'default_generator', 'generate_math_solution', 'solve', 'save_prompt_and_response']
 
 # %% ../nbs/09_eval.ipynb #6b37279e
 def pass_at_k(n: int, # samples drawn for the problem
@@ -129,6 +134,32 @@ def _generation_kwargs(model, tokenizer, temperature: float, top_p: float, max_n
     else: kw.update(do_sample=False, temperature=None, top_p=None, top_k=None)
     return kw
 
+# %% ../nbs/09_eval.ipynb #6164f461
+@dataclass
+class Generations:
+    "Completions and how they came out: the prompts as the model saw them, which hit the token limit, new tokens, time."
+    completions: list[list[str]] # per prompt, its completions
+    truncated: list[list[bool]] # per prompt and completion: it reached `max_new_tokens` without an end-of-sequence token
+    prompts: list[str] = field(default_factory=list) # per prompt, the text the model saw (`render_prompt`)
+    new_tokens: int = 0 # tokens generated, each completion counted up to and including its end-of-sequence token
+    seconds: float = 0.0 # wall-clock time of the generation calls
+
+    @property
+    def tokens_per_second(self) -> float:
+        "New tokens per second of generation (0 when nothing was timed)."
+        return self.new_tokens / self.seconds if self.seconds > 0 else 0.0
+
+# %% ../nbs/09_eval.ipynb #1027bc8f
+def _truncation(new_ids: torch.Tensor, # (B, T) the tokens generated after each prompt
+                eos_ids: Sequence[int], # the tokens that end a completion
+                max_new_tokens: int, # the completion length limit
+               ) -> tuple[list[bool], list[int]]:
+    "Per row: whether it reached the limit without an end-of-sequence token, and its length up to and including that token."
+    ended = torch.isin(new_ids, torch.tensor(list(eos_ids), dtype=new_ids.dtype, device=new_ids.device))  # (B, T)
+    has_end = ended.any(dim=1)
+    lengths = torch.where(has_end, ended.long().argmax(dim=1) + 1, torch.full_like(has_end, new_ids.shape[1], dtype=torch.long))
+    return (~has_end & (new_ids.shape[1] >= max_new_tokens)).tolist(), lengths.tolist()
+
 # %% ../nbs/09_eval.ipynb #5c7ee9c6
 @torch.no_grad()
 def generate_completions(model, # a Hugging Face causal LM
@@ -142,7 +173,8 @@ def generate_completions(model, # a Hugging Face causal LM
                          seed: int | None = 0, # seeds sampling (None leaves the generators as they are)
                          progress: bool = True, # show a progress bar
                          desc: str = "generating", # the progress bar's label
-                        ) -> list[list[str]]:
+                         details: bool = False, # return a `Generations` (truncation, new tokens, time) instead of the texts
+                        ) -> list[list[str]] | Generations:
     "`n_samples` completions for each prompt, in the prompts' order, batched by length with left padding."
     if n_samples < 1: raise OneShotError(f"n_samples must be >= 1, got {n_samples}")
     if batch_size < 1: raise OneShotError(f"batch_size must be >= 1, got {batch_size}")
@@ -158,19 +190,30 @@ def generate_completions(model, # a Hugging Face causal LM
         copies = n_samples if temperature > 0 else 1
         jobs = sorted(((i, j) for i in range(len(texts)) for j in range(copies)), key=lambda ij: (-lengths[ij[0]], ij))
         kw = _generation_kwargs(model, tokenizer, temperature, top_p, max_new_tokens)
+        eos = kw["eos_token_id"]
+        eos_ids = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
         if seed is not None: set_seed(seed)
         device = next(model.parameters()).device
         out: list[list[str | None]] = [[None] * copies for _ in texts]
+        cut: list[list[bool]] = [[False] * copies for _ in texts]
+        new_tokens, seconds = 0, 0.0
         batches = [jobs[s:s + batch_size] for s in range(0, len(jobs), batch_size)]
         for batch in tqdm(batches, desc=desc, disable=not progress or not batches, leave=False):
             enc = tokenizer([texts[i] for i, _ in batch], return_tensors="pt", padding=True,
                             add_special_tokens=add_special).to(device)
+            start = time.perf_counter()
             ids = model.generate(**enc, **kw)  # (B, prompt length + new tokens)
-            new = tokenizer.batch_decode(ids[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
-            for (i, j), text in zip(batch, new): out[i][j] = text
+            seconds += time.perf_counter() - start
+            new_ids = ids[:, enc["input_ids"].shape[1]:]
+            truncated, ends = _truncation(new_ids, eos_ids, max_new_tokens)
+            new_tokens += sum(ends)
+            new = tokenizer.batch_decode(new_ids, skip_special_tokens=True)
+            for (i, j), text, t in zip(batch, new, truncated): out[i][j], cut[i][j] = text, t
     finally:
         tokenizer.padding_side, tokenizer.pad_token = old_side, old_pad
-    return [row * n_samples if copies == 1 else row for row in out]
+    repeat = lambda rows: [row * n_samples if copies == 1 else row for row in rows]
+    if not details: return repeat(out)
+    return Generations(repeat(out), repeat(cut), texts, new_tokens, seconds)
 
 # %% ../nbs/09_eval.ipynb #e67de0f7
 def vllm_available() -> bool:
@@ -188,8 +231,9 @@ def generate_completions_vllm(model_path: str, # a Hub id or a folder with a sav
                               max_new_tokens: int = 512, # completion length limit
                               seed: int | None = 0, # sampling seed
                               progress: bool = True, # show vLLM's progress bar
+                              details: bool = False, # return a `Generations` (truncation, new tokens, time) instead of the texts
                               **engine_kwargs, # passed to `vllm.LLM` (gpu_memory_utilization, dtype, ...)
-                             ) -> list[list[str]]:
+                             ) -> list[list[str]] | Generations:
     "`n_samples` completions for each prompt with vLLM (needs a CUDA GPU and the `vllm` extra)."
     if not vllm_available():
         raise OneShotError("vLLM generation needs the vllm package and a CUDA GPU; pip install 'oneshot-reason[vllm]' or pass use_vllm=False")
@@ -202,8 +246,13 @@ def generate_completions_vllm(model_path: str, # a Hub id or a folder with a sav
     copies = n_samples if temperature > 0 else 1  # greedy samples are identical: decode once
     params = SamplingParams(n=copies, temperature=float(temperature), top_p=float(top_p) if temperature > 0 else 1.0,
                             max_tokens=max_new_tokens, seed=seed)
+    start = time.perf_counter()
     outputs = llm.generate(texts, params, use_tqdm=progress)
-    return [[o.text for o in out.outputs] * (n_samples // copies) for out in outputs]
+    seconds = time.perf_counter() - start
+    completions = [[o.text for o in out.outputs] * (n_samples // copies) for out in outputs]
+    if not details: return completions
+    truncated = [[o.finish_reason == "length" for o in out.outputs] * (n_samples // copies) for out in outputs]
+    return Generations(completions, truncated, texts, sum(len(o.token_ids) for out in outputs for o in out.outputs), seconds)
 
 # %% ../nbs/09_eval.ipynb #25ba11c3
 def score_samples(correct: Sequence[Sequence[bool]], # per problem, one flag per sample (the same count for all)
@@ -228,32 +277,60 @@ def score_samples(correct: Sequence[Sequence[bool]], # per problem, one flag per
 class EvalResult:
     "What `evaluate` measured: the metrics, one record per problem and the settings of the run."
     benchmark: str # the benchmark's name (also the output files' stem)
-    metrics: dict[str, float] # pass@1 and, with several samples, avg@n, maj@n, pass@k
-    records: list[dict] = field(default_factory=list, repr=False) # one per problem: question, reference, completions, answers, correct, data_source
+    metrics: dict[str, float] # pass@1, strict_pass@1 and, with several samples, avg@n, maj@n, pass@k
+    records: list[dict] = field(default_factory=list, repr=False) # one per problem: question, prompt, reference, completions, answers, correct, strict, truncated, data_source
     n_samples: int = 1 # completions per problem
     temperature: float = 0.0 # 0 is greedy
     model_name: str = "" # the model's name or path
     seconds: float = 0.0 # wall-clock time of the whole evaluation
     backend: str = "generate" # 'generate' or 'vllm'
     output_path: Path | None = None # the records file, when written
+    format: str | None = None # the prompt format the completions were asked in (what strict accuracy reads); None: unknown
+    max_new_tokens: int | None = None # the completion length limit
+    sampling: dict = field(default_factory=dict) # the decoding settings passed to the backend (do_sample, top_p, top_k, ...)
+    seed: int | None = None # the sampling seed
+    limit: int | None = None # only the first `limit` problems were evaluated
+    batch_size: int | None = None # sequences per `generate` call
+    data_path: str | None = None # where the problems came from: a file, a Hub dataset, or the synthetic generator
+    dtype: str | None = None # the model's dtype, when known
+    new_tokens: int = 0 # tokens generated (each completion up to and including its end-of-sequence token)
+    generation_seconds: float = 0.0 # time spent generating
+    version: str = __version__ # the package's version
 
     @property
     def n_problems(self) -> int: return len(self.records)
 
+    @property
+    def n_truncated(self) -> int:
+        "Completions that reached `max_new_tokens` without their end-of-sequence token."
+        return sum(sum(map(bool, r.get("truncated", []))) for r in self.records)
+
+    @property
+    def tokens_per_second(self) -> float: return self.new_tokens / self.generation_seconds if self.generation_seconds > 0 else 0.0
+
     def to_dict(self) -> dict:
         "The summary written to `<benchmark>_summary.json`."
-        return {"benchmark": self.benchmark, "model": self.model_name, "n_problems": self.n_problems,
-                "n_samples": self.n_samples, "temperature": self.temperature, "backend": self.backend,
-                "metrics": dict(self.metrics), "seconds": round(self.seconds, 3)}
+        return {"benchmark": self.benchmark, "model": self.model_name, "data_path": self.data_path, "format": self.format,
+                "n_problems": self.n_problems, "n_samples": self.n_samples, "limit": self.limit,
+                "temperature": self.temperature, "sampling": dict(self.sampling), "seed": self.seed,
+                "max_new_tokens": self.max_new_tokens, "batch_size": self.batch_size, "backend": self.backend, "dtype": self.dtype,
+                "metrics": dict(self.metrics), "strict": strict_rule(self.format) if self.format else None,
+                "n_completions": self.n_problems * self.n_samples, "n_truncated": self.n_truncated,
+                "new_tokens": self.new_tokens, "tokens_per_second": round(self.tokens_per_second, 1),
+                "seconds": round(self.seconds, 3), "version": self.version}
 
 # %% ../nbs/09_eval.ipynb #2b499e3e
 @patch
 def summary(self: EvalResult) -> str:
-    "A few lines a reader can check: the run, then one metric per line with its count of problems."
+    "A few lines a reader can check: the run, one metric per line, then truncation and generation speed."
     decoding = "greedy" if self.temperature == 0 else f"temperature {self.temperature:g}"
     head = (f"{self.benchmark}: {self.n_problems} problems x {self.n_samples} sample{'s' * (self.n_samples > 1)} "
             f"({decoding}), model {self.model_name or '?'}, {self.seconds:.1f} s")
-    return "\n".join([head] + [f"  {k:<8} {v:7.2%}" for k, v in self.metrics.items()])
+    lines = [head] + [f"  {k:<13} {v:7.2%}" for k, v in self.metrics.items()]
+    if self.max_new_tokens is not None:
+        lines.append(f"  {self.n_truncated} of {self.n_problems * self.n_samples} completions cut at {self.max_new_tokens} tokens; "
+                     f"{self.new_tokens} new tokens, {self.tokens_per_second:.1f} tokens/s")
+    return "\n".join(lines)
 
 @patch
 def __repr__(self: EvalResult) -> str:
@@ -279,8 +356,13 @@ def _benchmark_rows(benchmark, limit: int | None, format, data_path) -> tuple[st
         if name == "synthetic":
             data = synthetic_problems(SYNTHETIC_SIZE if limit is None else min(limit, SYNTHETIC_SIZE), seed=0, split="test", format=format or "xml")
             return name, data.add_column("data_source", ["synthetic"] * len(data))
-        if data_path is None: data_path = local_benchmark_copy(name) # the offline copy, when there is one
-        return name, load_benchmark(name, path=data_path, format=format, limit=limit)
+        if name in BENCHMARKS:
+            if data_path is None: data_path = local_benchmark_copy(name) # the offline copy, when there is one
+            return name, load_benchmark(name, path=data_path, format=format, limit=limit)
+        path = Path(benchmark).expanduser()
+        if path.is_file(): return re.sub(r"[^\w.-]+", "_", path.stem), load_math_file(path, format=format or "xml", limit=limit)
+        raise OneShotError(f"unknown benchmark {str(benchmark)!r}; choose one of {', '.join(BENCHMARK_NAMES)}, "
+                           "or pass a data file (.jsonl, .json, .parquet or .csv)")
     if not hasattr(benchmark, "column_names"):
         raise OneShotError(f"benchmark must be a name ({', '.join(BENCHMARK_NAMES)}) or a Dataset, got {type(benchmark).__name__}")
     for column in ("prompt", "answer"):
@@ -292,6 +374,17 @@ def _benchmark_rows(benchmark, limit: int | None, format, data_path) -> tuple[st
     sources = set(data["data_source"]) if "data_source" in data.column_names else set()
     name = str(sources.pop()) if len(sources) == 1 else "custom"
     return re.sub(r"[^\w.-]+", "_", name), data
+
+# %% ../nbs/09_eval.ipynb #25d32b44
+def _data_file(benchmark, data_path) -> str | None:
+    "Where a benchmark's problems come from: the file read, 'hub:<id> (<split>)', or the synthetic generator; None for a Dataset."
+    if not isinstance(benchmark, (str, Path)): return None
+    name = str(benchmark).strip().lower()
+    if name == "synthetic": return "synthetic_problems(seed=0, split='test')"
+    if name in BENCHMARKS and data_path is None:
+        data_path = local_benchmark_copy(name)
+        if data_path is None: return f"hub:{BENCHMARKS[name].repo} ({BENCHMARKS[name].split})"
+    return str(Path(data_path if data_path is not None else benchmark).expanduser().resolve())
 
 # %% ../nbs/09_eval.ipynb #f1bc88b3
 def _use_vllm(use_vllm, model) -> bool:
@@ -306,13 +399,70 @@ def _use_vllm(use_vllm, model) -> bool:
         return True
     return use_vllm == "auto" and by_name and vllm_available()
 
+# %% ../nbs/09_eval.ipynb #79eebcb8
+STRICT_RULES: dict[str, str] = {
+    "xml": "the answer inside <answer>...</answer> (the last such block)",
+    "hash": "exactly one #### in the completion, the answer after it",
+    "think": "a \\boxed{} answer after </think> (the last box after the first </think>)",
+    "boxed": "a \\boxed{} answer (the last box)",
+} # where strict accuracy reads the answer, by the layout of the prompt format
+LENIENT_RULE = "the final answer anywhere in the completion (check_answer on the whole completion)"
+
+def _layout(format: str | PromptFormat) -> str:
+    "The layout of a prompt format's template: 'xml', 'hash', 'think' or 'boxed'."
+    template = get_format(format).template
+    return next((k for k, mark in (("xml", "<answer>"), ("hash", "####"), ("think", "</think>")) if mark in template), "boxed")
+
+def strict_rule(format: str | PromptFormat, # a prompt format
+               ) -> str:
+    "Where strict accuracy reads the answer of a completion in `format`, in words."
+    return STRICT_RULES[_layout(format)]
+
+# %% ../nbs/09_eval.ipynb #5627de31
+def strict_answer(completion: Any, # a completion: text or chat messages
+                  format: str | PromptFormat, # the prompt format it was asked in
+                 ) -> str | None:
+    "The answer where `format` requires it (`STRICT_RULES`), or None when the completion gives none there."
+    text, layout = chat_text(completion, role="assistant"), _layout(format)
+    if layout == "hash": found = extract_hash_answer(text) if text.count("####") == 1 else None
+    elif layout == "think": found = extract_boxed_answer(text.split("</think>", 1)[1]) if "</think>" in text else None
+    else: found = final_answer(text, format)  # the last <answer> block, or the last box
+    return found.strip() or None if found is not None else None
+
+def strict_correct(completion: Any, # a completion: text or chat messages
+                   reference: str, # the reference answer
+                   format: str | PromptFormat, # the prompt format it was asked in
+                  ) -> bool:
+    "Whether the answer where `format` requires it is right, graded by `check_answer` as every accuracy is."
+    found = strict_answer(completion, format)
+    return found is not None and _grade_answer(found, reference)
+
+# %% ../nbs/09_eval.ipynb #48cd0ec9
+def _prompt_format(prompt: str | Sequence[dict]) -> str | None:
+    "The prompt format whose system prompt a chat prompt carries; None for text or any other system prompt."
+    if isinstance(prompt, str): return None
+    systems = {m.get("content") for m in prompt if isinstance(m, dict) and m.get("role") == "system"}
+    return next((name for name, f in FORMATS.items() if f.system_prompt in systems), None)
+
 # %% ../nbs/09_eval.ipynb #680eec61
-def _graded_records(questions: list[str], references: list[str], completions: list[list[str]], sources: list[str]) -> list[dict]:
-    "One record per problem: its question, reference, completions, their extracted answers and verdicts, data source."
-    return [{"index": i, "question": question, "reference": reference, "completions": samples,
-             "answers": [extract_answer(c) for c in samples],
-             "correct": [bool(check_answer(c, reference)) for c in samples], "data_source": source}
-            for i, (question, reference, samples, source) in enumerate(zip(questions, references, completions, sources))]
+def _graded_records(questions: list[str], # per problem, its question
+                    references: list[str], # per problem, its reference answer
+                    completions: list[list[str]], # per problem, its completions
+                    sources: list[str], # per problem, its data source
+                    prompts: list[str] | None = None, # per problem, the prompt as the model saw it
+                    truncated: list[list[bool]] | None = None, # per problem and completion: cut at the token limit
+                    format: str | PromptFormat | None = None, # the prompt format; None: no strict verdicts
+                   ) -> list[dict]:
+    "One record per problem: question, prompt, reference, completions, answers, lenient and strict verdicts, truncation, data source."
+    records = []
+    for i, (question, reference, samples, source) in enumerate(zip(questions, references, completions, sources)):
+        record = {"index": i, "question": question, **({"prompt": prompts[i]} if prompts is not None else {}),
+                  "reference": reference, "completions": samples, "answers": [extract_answer(c) for c in samples],
+                  "correct": [bool(check_answer(c, reference)) for c in samples]}
+        if format is not None: record["strict"] = [strict_correct(c, reference, format) for c in samples]
+        if truncated is not None: record["truncated"] = [bool(t) for t in truncated[i]]
+        records.append(record | {"data_source": source})
+    return records
 
 # %% ../nbs/09_eval.ipynb #a1e0a530
 def _write_result(result: EvalResult, output_dir: str | Path) -> Path:
@@ -327,7 +477,7 @@ def _write_result(result: EvalResult, output_dir: str | Path) -> Path:
 # %% ../nbs/09_eval.ipynb #19729f0c
 def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path for `load_policy` ('tiny': offline)
              tokenizer=None, # the model's tokenizer (omit for a pair or a name)
-             benchmark=None, # 'gsm8k', 'math500', 'aime24', 'aime25', 'amc23', 'synthetic', or a Dataset with prompt/answer
+             benchmark=None, # 'gsm8k', 'math500', 'aime24', 'aime25', 'amc23', 'synthetic', a data file, or a Dataset with prompt/answer
              n_samples: int = 1, # completions per problem
              temperature: float = 0.0, # 0 is greedy decoding
              max_new_tokens: int = 512, # completion length limit
@@ -355,27 +505,165 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
     warm_up_grader(timeout=0) # math-verify's worker starts while the model generates
     if len(data) == 0: raise OneShotError(f"benchmark {name!r} has no problems to evaluate; check data_path= and limit=")
     model_name, prompts = _model_name(model), list(data["prompt"])
+    fmt = format if format not in (None, "native") else _prompt_format(prompts[0]) # what strict accuracy reads
     settings = dict(n_samples=n_samples, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
-                    seed=seed, progress=progress)
-    backend = "vllm" if _use_vllm(use_vllm, model) else "generate"
-    if backend == "vllm": completions = generate_completions_vllm(str(model), prompts, **settings)
+                    seed=seed, progress=progress, details=True)
+    backend, dtype = "vllm" if _use_vllm(use_vllm, model) else "generate", None
+    if backend == "vllm":
+        generations = generate_completions_vllm(str(model), prompts, **settings)
+        sampling = dict(temperature=float(temperature), top_p=float(top_p) if temperature > 0 else 1.0)
     else:
         if isinstance(model, (str, Path)): model, tokenizer = load_policy(str(model), dtype=dtype)
         if tokenizer is None: raise OneShotError("evaluate needs the model's tokenizer; pass tokenizer= or model=(model, tokenizer)")
         was_training = model.training
         model.eval()
-        try: completions = generate_completions(model, tokenizer, prompts, batch_size=batch_size, desc=name, **settings)
+        try: generations = generate_completions(model, tokenizer, prompts, batch_size=batch_size, desc=name, **settings)
         finally: model.train(was_training)
+        kw = _generation_kwargs(model, tokenizer, temperature, top_p, max_new_tokens)
+        sampling = {k: kw[k] for k in ("do_sample", "temperature", "top_p", "top_k", "repetition_penalty")}
+        dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
     references = [str(a) for a in data["answer"]]
     questions = list(data["question"]) if "question" in data.column_names else [chat_text(p, role="user", last=True) for p in prompts]
     sources = list(data["data_source"]) if "data_source" in data.column_names else [name] * len(data)
     warm_up_grader() # a LaTeX answer graded before the worker is ready would count as wrong
-    records = _graded_records(questions, references, completions, sources)
+    records = _graded_records(questions, references, generations.completions, sources, generations.prompts,
+                              generations.truncated, fmt)
     metrics = score_samples([r["correct"] for r in records], [r["answers"] for r in records])
-    result = EvalResult(name, metrics, records, n_samples, float(temperature), model_name,
-                        time.perf_counter() - start, backend)
+    if fmt is not None: # strict accuracy next to pass@1, its lenient counterpart
+        metrics = {"pass@1": metrics.pop("pass@1"), "strict_pass@1": avg_at_k([r["strict"] for r in records]), **metrics}
+    result = EvalResult(name, metrics, records, n_samples, float(temperature), model_name, time.perf_counter() - start, backend,
+                        format=get_format(fmt).name if fmt is not None else None, max_new_tokens=max_new_tokens,
+                        sampling=sampling, seed=seed, limit=limit, batch_size=batch_size if backend == "generate" else None,
+                        data_path=_data_file(benchmark, data_path), dtype=dtype, new_tokens=generations.new_tokens,
+                        generation_seconds=generations.seconds)
     if output_dir is not None and is_main_process(): result.output_path = _write_result(result, output_dir)
     return result
+
+# %% ../nbs/09_eval.ipynb #fdffca10
+def heldout_problems(benchmark: str | Path = "synthetic", # 'synthetic', a name in `BENCHMARKS`, or a data file
+                     n: int | None = 200, # how many problems (the first n of a benchmark); None: all of a benchmark
+                     format: str | PromptFormat = "xml", # the run's prompt format
+                     seed: int = 0, # synthetic problems: the generator's seed
+                     data_path: str | Path | None = None, # a named benchmark's file (default: its local copy, else the Hub)
+                    ) -> Any:
+    "Held-out problems for evaluation while training, asked in the run's prompt format (a `datasets.Dataset`)."
+    if n is not None and n < 1: raise OneShotError(f"n must be >= 1 held-out problems, got {n}")
+    if str(benchmark).strip().lower() == "synthetic":
+        return synthetic_problems(SYNTHETIC_SIZE if n is None else n, seed=seed, split="test", format=format)
+    return _benchmark_rows(benchmark, n, format, data_path)[1]
+
+# %% ../nbs/09_eval.ipynb #326c8b7a
+def heldout_accuracy(model, # the policy (any mode: it is put back as it was)
+                     tokenizer, # its tokenizer
+                     dataset, # held-out problems with `prompt` and `answer` (see `heldout_problems`)
+                     format: str | PromptFormat, # the run's prompt format (where strict accuracy reads the answer)
+                     max_new_tokens: int, # the completion length limit (the run's `max_completion_length`)
+                     batch_size: int = 64, # sequences per `generate` call
+                     output_dir: str | Path | None = None, # also write the records and summary there (`evaluate`)
+                    ) -> dict:
+    "Greedy held-out accuracy, strict and lenient, with the counts behind them and the number of truncated completions."
+    result = evaluate(model, tokenizer, dataset, n_samples=1, temperature=0.0, max_new_tokens=max_new_tokens, batch_size=batch_size,
+                      format=get_format(format).name, output_dir=output_dir, seed=None, use_vllm=False, progress=False)
+    n = result.n_problems
+    strict, lenient = (sum(bool(r[key][0]) for r in result.records) for key in ("strict", "correct"))
+    return {"n": n, "accuracy_strict": strict / n, "correct_strict": strict, "accuracy_lenient": lenient / n,
+            "correct_lenient": lenient, "truncated": result.n_truncated}
+
+# %% ../nbs/09_eval.ipynb #19e9daf6
+def heldout_line(record: dict, # a `heldout.jsonl` record
+                 max_steps: int | None = None, # the run's length: the record at it is 'after training'
+                ) -> str:
+    "The console's line for one held-out evaluation: strict and lenient accuracy with their counts."
+    step, n = record["step"], record["n"]
+    when = ("held-out accuracy before training" if step == 0 else f"held-out accuracy after training (step {step})"
+            if max_steps is not None and step >= max_steps else f"step {step}, held-out accuracy")
+    return (f"{when}: strict {record['correct_strict']}/{n} ({record['accuracy_strict']:.1%}), "
+            f"lenient {record['correct_lenient']}/{n} ({record['accuracy_lenient']:.1%})")
+
+# %% ../nbs/09_eval.ipynb #67725bfd
+class HeldoutEvaluation(TrainerCallback):
+    "Greedy held-out accuracy, strict and lenient: before training, every `eval_steps` steps and after the last step."
+    def __init__(self, trainer, # the trainer: its model, tokenizer, output_dir, format and TensorBoard writer
+                 dataset, # held-out problems with `prompt` and `answer` (see `heldout_problems`)
+                 eval_steps: int = 0, # also evaluate every this many steps; 0: only before and after
+                 format: str | PromptFormat | None = None, # where strict accuracy reads the answer; None: the trainer's `format`
+                 max_new_tokens: int | None = None, # the completion length limit; None: the trainer's `max_completion_length`
+                 batch_size: int = 64, # sequences per `generate` call
+                 say: Callable[[str], None] | None = None, # where each evaluation's line goes (e.g. `print`); None: nowhere
+                 benchmark: str | None = None, # the held-out set's name, for `summary`
+                ):
+        if eval_steps < 0: raise OneShotError(f"eval_steps must be >= 0 (0: only before and after training), got {eval_steps}")
+        if len(dataset) == 0: raise OneShotError("the held-out set has no problems; pass at least one")
+        args = trainer.args
+        self.trainer, self.dataset, self.eval_steps, self.batch_size, self.say, self.benchmark = trainer, dataset, eval_steps, batch_size, say, benchmark
+        self.format = get_format(format if format is not None else getattr(args, "format", "xml")).name
+        self.max_new_tokens = max_new_tokens if max_new_tokens is not None else args.max_completion_length
+        self.records: dict[int, dict] = {} # step -> record, this run's and those a resumed run kept
+
+    @property
+    def path(self) -> Path: return Path(self.trainer.args.output_dir) / "heldout.jsonl"
+
+# %% ../nbs/09_eval.ipynb #80842027
+@patch
+def evaluate_now(self: HeldoutEvaluation, step: int, # the training step the model is at
+                 records_dir: str | Path | None = None, # also write every completion there (`evaluate`'s files)
+                ) -> dict:
+    "Evaluate the model at `step` (once per step): the record, appended to heldout.jsonl and TensorBoard and said."
+    if step in self.records: return self.records[step]
+    t = self.trainer
+    main = t.is_world_process_zero()
+    devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=devices): # greedy decoding; the training's random numbers stay untouched
+        record = {"step": step, **heldout_accuracy(t.model, t.processing_class, self.dataset, self.format,
+                                                   self.max_new_tokens, self.batch_size, records_dir if main else None)}
+    self.records[step] = record
+    if not main: return record
+    append_jsonl(self.path, record)
+    from transformers.integrations import TensorBoardCallback
+    for cb in t.callback_handler.callbacks:
+        if isinstance(cb, TensorBoardCallback) and cb.tb_writer is not None:
+            for kind in ("strict", "lenient"): cb.tb_writer.add_scalar(f"heldout/accuracy_{kind}", record[f"accuracy_{kind}"], step)
+            cb.tb_writer.flush()
+    if self.say is not None: self.say(heldout_line(record, t.state.max_steps))
+    return record
+
+# %% ../nbs/09_eval.ipynb #a05571dd
+@patch
+def on_train_begin(self: HeldoutEvaluation, args, state, control, **kwargs):
+    "Drop the records after the step training starts from (a resume measures them again); evaluate a fresh run at step 0."
+    from oneshot_reason.trainer import truncate_jsonl_steps
+    if state.is_world_process_zero:
+        truncate_jsonl_steps(self.path, state.global_step if state.global_step > 0 else -1) # a fresh run keeps none
+        if self.path.exists(): self.records = {r["step"]: r for r in iter_jsonl(self.path)} | self.records
+    if state.global_step == 0: self.evaluate_now(0, Path(args.output_dir) / "eval_before")
+
+@patch
+def on_step_end(self: HeldoutEvaluation, args, state, control, **kwargs):
+    "Evaluate every `eval_steps` steps and after the last step."
+    step = state.global_step
+    if step >= state.max_steps: self.evaluate_now(step, Path(args.output_dir) / "eval_after")
+    elif self.eval_steps and step % self.eval_steps == 0: self.evaluate_now(step)
+
+# %% ../nbs/09_eval.ipynb #7d659636
+@patch
+def finish(self: HeldoutEvaluation, step: int, # the step training ended at
+          ) -> dict:
+    "The evaluation after training: the record at `step`, measured now (into eval_after/) if the run ended early."
+    return self.evaluate_now(step, Path(self.trainer.args.output_dir) / "eval_after")
+
+@patch
+def summary(self: HeldoutEvaluation) -> dict:
+    "Before and after training, for `summary.json`: each accuracy and its count, truncated completions, and how they were measured."
+    out = {"eval_benchmark": self.benchmark, "n_eval": len(self.dataset)}
+    ends = {"before": self.records.get(0)}
+    last = max((s for s in self.records if s > 0), default=None)
+    if last is not None and last >= self.trainer.state.global_step: ends["after"] = self.records[last]
+    for when, record in ends.items():
+        if record is None: continue
+        for key in ("accuracy_strict", "correct_strict", "accuracy_lenient", "correct_lenient", "truncated"): out[f"{key}_{when}"] = record[key]
+    out["heldout"] = {"format": self.format, "strict": strict_rule(self.format), "lenient": LENIENT_RULE, "decoding": "greedy",
+                      "max_new_tokens": self.max_new_tokens, "eval_steps": self.eval_steps}
+    return out
 
 # %% ../nbs/09_eval.ipynb #3bc9f1e0
 class Generator:

@@ -30,11 +30,12 @@ from fastcore.basics import patch
 from .core import OneShotError, chat_text, iter_jsonl, read_jsonl
 
 # %% auto #0
-__all__ = ['PALETTE', 'SCALAR_LABELS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'set_light_renderer', 'read_scalars',
-           'read_completions', 'smooth', 'coinciding', 'reward_curve', 'length_curve', 'scalar_curves', 'accuracy_bars',
-           'curves_with_bands', 'group_weights', 'cross_path_heatmap', 'cross_path_lines', 'entropy_flow_figure',
-           'entropy_change_figure', 'group_html', 'weights_html', 'CompletionsExplorer', 'completions_explorer',
-           'signal_groups', 'spread_samples', 'health_history', 'health_timeline', 'write_report']
+__all__ = ['PALETTE', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'set_light_renderer',
+           'read_scalars', 'read_completions', 'smooth', 'coinciding', 'reward_curve', 'length_curve', 'scalar_curves',
+           'accuracy_bars', 'heldout_curve', 'curves_with_bands', 'group_weights', 'cross_path_heatmap',
+           'cross_path_lines', 'entropy_flow_figure', 'entropy_change_figure', 'group_html', 'weights_html',
+           'CompletionsExplorer', 'completions_explorer', 'signal_groups', 'spread_samples', 'health_history',
+           'health_timeline', 'write_report']
 
 # %% ../nbs/10_viz.ipynb #21138b94
 def set_light_renderer(renderer: str | None = None, # a plotly renderer name; None: `colab` in Colab, else `plotly_mimetype+notebook_connected`
@@ -351,30 +352,75 @@ def _load_summary(item: dict | str | Path) -> tuple[dict, str | None]:
     if not file.exists(): raise OneShotError(f"{file}: no such file; the trainer writes summary.json at the end of a run")
     return json.loads(file.read_text(encoding="utf-8")), (path.name if path.is_dir() else path.parent.name)
 
+# %% ../nbs/10_viz.ipynb #065d6b68
+ACCURACY_KINDS = ("strict", "lenient") # the held-out accuracies a summary records, each before and after training
+
+def _accuracies(summary: dict) -> dict[str, tuple[float, float]]:
+    "(before, after) for each accuracy a summary records: 'strict' and 'lenient', or '' for a lone accuracy_before/after pair."
+    found = {k: (_float(summary.get(f"accuracy_{k}_before")), _float(summary.get(f"accuracy_{k}_after"))) for k in ACCURACY_KINDS}
+    found = {k: v for k, v in found.items() if not all(map(math.isnan, v))}
+    if found: return found
+    lone = (_float(summary.get("accuracy_before")), _float(summary.get("accuracy_after")))
+    return {} if all(map(math.isnan, lone)) else {"": lone}
+
 # %% ../nbs/10_viz.ipynb #c26864f6
 def accuracy_bars(summaries: dict | str | Path | Sequence[dict | str | Path], # one or several summaries, summary.json files or run folders
                   names: Sequence[str] | None = None, # a label per run; default: the 'name' key or the folder's name
                   title: str = "Held-out accuracy before and after training", # the figure's title
                  ) -> go.Figure:
-    "Grouped bars of `accuracy_before` and `accuracy_after`, one pair per run."
+    "Grouped bars of the accuracy before and after training: per run, one pair for strict and one for lenient accuracy."
     items = [summaries] if isinstance(summaries, (dict, str, Path)) else list(summaries)
     if not items: raise OneShotError("accuracy_bars got no summaries; pass a summary dict, a summary.json or a run folder")
     loaded = [_load_summary(item) for item in items]
     labels = list(names) if names is not None else [name or f"run {i + 1}" for i, (_, name) in enumerate(loaded)]
     if len(labels) != len(loaded): raise OneShotError(f"got {len(labels)} names for {len(loaded)} summaries; pass one name per summary")
-    for summary, label in zip(loaded, labels):
-        if summary[0].get("accuracy_before") is None and summary[0].get("accuracy_after") is None:
-            raise OneShotError(f"summary of {label!r} has no accuracy_before or accuracy_after (keys: {sorted(summary[0])}); "
-                               "evaluate the run first")
-    values = [_float(s.get(k)) for s, _ in loaded for k in ("accuracy_before", "accuracy_after")]
-    fraction = all(v <= 1 for v in values if not math.isnan(v))
+    x, pairs = [], []
+    for (summary, _), label in zip(loaded, labels):
+        found = _accuracies(summary)
+        if not found:
+            raise OneShotError(f"summary of {label!r} has no held-out accuracy (accuracy_strict_before, accuracy_lenient_after, ... or "
+                               f"accuracy_before, accuracy_after; keys: {sorted(summary)}); evaluate the run first")
+        for kind, pair in found.items(): x.append(f"{label} ({kind})" if kind else label); pairs.append(pair)
+    fraction = all(v <= 1 for pair in pairs for v in pair if not math.isnan(v))
     fig = go.Figure()
-    for k, (key, label) in enumerate([("accuracy_before", "before training"), ("accuracy_after", "after training")]):
-        y = [_float(s.get(key)) for s, _ in loaded]
-        fig.add_bar(x=labels, y=y, name=label, marker_color=PALETTE[k],
+    for k, label in enumerate(["before training", "after training"]):
+        y = [pair[k] for pair in pairs]
+        fig.add_bar(x=x, y=y, name=label, marker_color=PALETTE[k],
                     text=[("" if math.isnan(v) else f"{v:.1%}" if fraction else f"{v:.1f}") for v in y], textposition="outside")
     fig.update_layout(title=_title(title), barmode="group", template="plotly_white", xaxis_title="run",
                       yaxis=dict(title="accuracy", tickformat=".0%" if fraction else None, range=[0, 1.1] if fraction else None))
+    return fig
+
+# %% ../nbs/10_viz.ipynb #29f4fcbb
+def _heldout_records(source: str | Path | Sequence[dict]) -> pd.DataFrame:
+    "The records of heldout.jsonl (from a run folder, the file, or the records), sorted by step."
+    if isinstance(source, (str, Path)):
+        path = Path(source) / "heldout.jsonl" if Path(source).is_dir() else Path(source)
+        if not path.exists(): raise OneShotError(f"{path}: no such file; the held-out evaluation writes it while training (--eval-benchmark, --n-eval)")
+        source = read_jsonl(path)
+    records = pd.DataFrame(list(source))
+    if not len(records) or "step" not in records: raise OneShotError("no held-out records (step, accuracy_strict, accuracy_lenient); the run was not evaluated")
+    return records.sort_values("step", kind="stable").reset_index(drop=True)
+
+def heldout_curve(source: str | Path | Sequence[dict], # a run folder, its heldout.jsonl, or the records
+                  title: str = "Held-out accuracy during training", # the figure's title
+                 ) -> go.Figure:
+    "The strict and the lenient held-out accuracy at each evaluated step (greedy), with the counts on hover."
+    records = _heldout_records(source)
+    kinds = [k for k in ACCURACY_KINDS if f"accuracy_{k}" in records] or ([""] if "accuracy" in records else [])
+    if not kinds: raise OneShotError(f"held-out records without accuracies (columns: {list(records.columns)}); pass heldout.jsonl records")
+    fig = go.Figure()
+    for i, kind in enumerate(kinds):
+        key = f"accuracy_{kind}" if kind else "accuracy"
+        counts = records.get(f"correct_{kind}" if kind else "correct")
+        n = records.get("n")
+        text = [f"{int(c)}/{int(m)}" for c, m in zip(counts, n)] if counts is not None and n is not None else None
+        fig.add_scatter(x=records.step, y=records[key], mode="lines+markers", name=kind or "accuracy", line=dict(color=PALETTE[i]),
+                        text=text, hovertemplate="step %{x}: %{y:.1%}" + (" (%{text})" if text else "") + "<extra>" + (kind or "accuracy") + "</extra>")
+    n = records["n"].iloc[-1] if "n" in records else None
+    subtitle = "greedy; strict: the answer where the format requires it, lenient: the final answer anywhere" + (f"; {n} problems" if n else "")
+    fig.update_layout(title=_title(title, subtitle if kinds != [""] else None), template="plotly_white", xaxis_title="training step",
+                      yaxis=dict(title="accuracy", tickformat=".0%", rangemode="tozero"), hovermode="x unified")
     return fig
 
 # %% ../nbs/10_viz.ipynb #11a9dd57
@@ -852,21 +898,34 @@ class _Page:
         except OneShotError as e: self.note(f"{missing} ({e})")
 
 # %% ../nbs/10_viz.ipynb #495c8518
+_ACCURACY_WORDS = {"strict": "strict (the answer where the format requires it)", "lenient": "lenient (the final answer anywhere)"}
+
 def _summary_section(page: _Page, run_dir: Path):
     "The run's summary.json: the accuracy table and bars, then its other values; a note when there is none."
     page.add("<h2>Summary</h2>")
     if not (run_dir / "summary.json").exists():
         page.note("No summary.json: the run has not finished (it is written at the end of training)."); return
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    before, after = _float(summary.get("accuracy_before")), _float(summary.get("accuracy_after"))
-    if not (math.isnan(before) and math.isnan(after)):
+    found, n = _accuracies(summary), summary.get("n_eval")
+    def shown(kind, when, value):
+        if math.isnan(value): return "—"
+        count = summary.get(f"correct_{kind}_{when}" if kind else f"correct_{when}")
+        return f"{count}/{n} ({value:.1%})" if count is not None and n else f"{value:.1%}"
+    if "" in found:
+        before, after = found[""]
         change = "" if math.isnan(before) or math.isnan(after) else f"{after - before:+.1%}"
-        page.add(_table_html([{"accuracy before training": "—" if math.isnan(before) else f"{before:.1%}",
-                               "accuracy after training": "—" if math.isnan(after) else f"{after:.1%}", "change": change}],
+        page.add(_table_html([{"accuracy before training": shown("", "before", before),
+                               "accuracy after training": shown("", "after", after), "change": change}],
                              ["accuracy before training", "accuracy after training", "change"]))
-        page.figure(accuracy_bars(summary, names=[run_dir.name]))
-    else: page.note("summary.json has no accuracy_before / accuracy_after: the run was not evaluated.")
-    others = [{"key": k, "value": _format(v)} for k, v in summary.items() if k not in ("accuracy_before", "accuracy_after", "health")]
+    elif found:
+        rows = [{"held-out accuracy": _ACCURACY_WORDS[k], "before training": shown(k, "before", b), "after training": shown(k, "after", a),
+                 "change": "" if math.isnan(b) or math.isnan(a) else f"{100 * (a - b):+.1f} points"} for k, (b, a) in found.items()]
+        page.add(_table_html(rows, ["held-out accuracy", "before training", "after training", "change"]))
+    if found: page.figure(accuracy_bars(summary, names=[run_dir.name]))
+    else: page.note("summary.json has no held-out accuracy before or after training: the run was not evaluated.")
+    shown_keys = {f"{a}_{k}_{w}" for a in ("accuracy", "correct") for k in ACCURACY_KINDS for w in ("before", "after")}
+    shown_keys |= {"accuracy_before", "accuracy_after", "health"}
+    others = [{"key": k, "value": _format(v)} for k, v in summary.items() if k not in shown_keys]
     if others: page.add(_table_html(others, ["key", "value"]))
 
 # %% ../nbs/10_viz.ipynb #2f3c520b
@@ -877,6 +936,7 @@ def _training_section(page: _Page, run_dir: Path, smoothing: float):
         page.note("No TensorBoard event files and no completions.jsonl: nothing was logged yet (train with report_to='tensorboard')."); return
     page.attempt(lambda: reward_curve(run_dir, smoothing=smoothing), "No reward curve")
     page.attempt(lambda: length_curve(run_dir, smoothing=smoothing), "No length curve")
+    if (run_dir / "heldout.jsonl").exists(): page.attempt(lambda: heldout_curve(run_dir), "No held-out curve")
     if _event_files(run_dir):
         page.attempt(lambda: scalar_curves(run_dir, smoothing=smoothing), "No loss or entropy curve")
         if not any(tag.endswith("/kl") or tag == "kl" for tag in set(read_scalars(run_dir).tag)):
@@ -916,8 +976,10 @@ def _evaluation_section(page: _Page, run_dir: Path):
         metric_names.update(dict.fromkeys(metrics))
         rows.append({"folder": file.parent.name, "benchmark": s.get("benchmark", file.name[: -len("_summary.json")]), "model": s.get("model", ""),
                      "problems": s.get("n_problems", ""), "samples": s.get("n_samples", ""), "temperature": s.get("temperature", ""),
-                     **{k: f"{v:.1%}" if isinstance(v, (int, float)) else v for k, v in metrics.items()}, "seconds": s.get("seconds", "")})
-    page.add(_table_html(rows, ["folder", "benchmark", "model", "problems", "samples", "temperature", *metric_names, "seconds"]))
+                     **{k: f"{v:.1%}" if isinstance(v, (int, float)) else v for k, v in metrics.items()}, "truncated": s.get("n_truncated", ""),
+                     "format": s.get("format", ""), "max new tokens": s.get("max_new_tokens", ""), "seconds": s.get("seconds", "")})
+    page.add(_table_html(rows, ["folder", "benchmark", "model", "problems", "samples", "temperature", *metric_names, "truncated",
+                                "format", "max new tokens", "seconds"]))
     for file in summaries:
         records_file = file.with_name(file.name[: -len("_summary.json")] + ".jsonl")
         if not records_file.exists(): continue
@@ -925,8 +987,9 @@ def _evaluation_section(page: _Page, run_dir: Path):
         page.add(f"<h3>{html.escape(file.parent.name)}/{html.escape(records_file.stem)}: first problems</h3>")
         page.add(_table_html([{"question": r.get("question", ""), "reference": r.get("reference", ""),
                                "answer": (r.get("answers") or [""])[0], "correct": (r.get("correct") or [""])[0],
+                               "strict": (r.get("strict") or [""])[0], "truncated": (r.get("truncated") or [""])[0],
                                "completion": str((r.get("completions") or [""])[0])[:_EVAL_COMPLETION_CHARS]} for r in samples],
-                             ["question", "reference", "answer", "correct", "completion"]))
+                             ["question", "reference", "answer", "correct", "strict", "truncated", "completion"]))
 
 # %% ../nbs/10_viz.ipynb #2fa2612c
 _SAMPLE_CHARS = 2000 # characters of a training completion shown in the report
