@@ -458,7 +458,8 @@ def _graded_records(questions: list[str], # per problem, its question
     for i, (question, reference, samples, source) in enumerate(zip(questions, references, completions, sources)):
         record = {"index": i, "question": question, **({"prompt": prompts[i]} if prompts is not None else {}),
                   "reference": reference, "completions": samples, "answers": [extract_answer(c) for c in samples],
-                  "correct": [bool(check_answer(c, reference)) for c in samples]}
+                  "correct": [bool(check_answer(c, reference, truncated=bool(truncated[i][j]) if truncated is not None else False))
+                              for j, c in enumerate(samples)]} # a cut completion's unannounced last number is no answer
         if format is not None: record["strict"] = [strict_correct(c, reference, format) for c in samples]
         if truncated is not None: record["truncated"] = [bool(t) for t in truncated[i]]
         records.append(record | {"data_source": source})
