@@ -8,6 +8,8 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/cli.html.md"""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import difflib
 import json
 import os
@@ -24,7 +26,7 @@ from typing import Any
 import yaml
 
 from .core import (OneShotError, append_jsonl, checkpoint_finished, checkpoint_step, is_main_process,
-                                 last_complete_checkpoint, set_seed, setting_value, world_size)
+                                 last_complete_checkpoint, set_seed, setting_value, world_size, write_text_atomic)
 
 # %% auto #0
 __all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'RUN_FILES', 'MANIFEST_STEPS', 'EVAL_BATCH_SIZE', 'KNOWN_LIBRARY_WARNINGS',
@@ -32,7 +34,7 @@ __all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'RUN_FILES', 'MANIFEST_STEPS', 'EVA
            'manifest_trainer_fields', 'run_manifest', 'manifest_differences', 'prepare_run_dir', 'clear_run',
            'check_offline', 'Console', 'step_line', 'console_callback', 'summary_text', 'run_header', 'RunClock',
            'run_train', 'eval_output_dir', 'metric_counts', 'run_eval', 'eval_text', 'run_generate', 'build_parser',
-           'cli_words', 'silence_known_warnings', 'main']
+           'cli_words', 'silence_known_warnings', 'one_line_warnings', 'main']
 
 # %% ../nbs/11_cli.ipynb #e4d58175
 def _opt(default, help: str, factory=None):
@@ -608,9 +610,11 @@ def console_callback(console: Console, # where the lines go
 def _use_console(trainer, console: Console) -> None:
     "Swap the trainer's printing callbacks for `console_callback`."
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
-    from transformers.utils.notebook import NotebookProgressCallback
+    printers = (PrinterCallback, ProgressCallback)
+    try: from transformers.utils.notebook import NotebookProgressCallback; printers += (NotebookProgressCallback,)
+    except ImportError: pass # no IPython: the trainer cannot have added it
     for cb in list(trainer.callback_handler.callbacks):
-        if isinstance(cb, (PrinterCallback, ProgressCallback, NotebookProgressCallback)): trainer.remove_callback(cb)
+        if isinstance(cb, printers): trainer.remove_callback(cb)
     trainer.add_callback(console_callback(console))
 
 # %% ../nbs/11_cli.ipynb #86f632a3
@@ -703,8 +707,9 @@ def _warn_bupo(opts: TrainOptions, config, console: Console) -> None:
 # %% ../nbs/11_cli.ipynb #017e3f99
 def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_method_defaults`)
                config, # its `OneShotConfig`
+               dtype: str | None = None, # the dtype the weights load in ('bfloat16'); None: not said
               ) -> list[str]:
-    "The run's first console lines: method, preset, format, reward stack and LoRA; the batch layout when it is not one device's batch; the methods' notes."
+    "The run's first console lines: method, preset, format, reward stack, LoRA and dtype; the batch layout when it is not one device's batch; the methods' notes."
     from oneshot_reason.rewards import reward_preset
     from oneshot_reason.trainer import PRESETS, batch_layout, run_notes
     stack = reward_preset(opts.reward_preset)
@@ -712,7 +717,7 @@ def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_m
     lora = f", LoRA rank {opts.lora} (alpha {2 * opts.lora})" if opts.lora else ""
     lines = [f"{config.algo} on {opts.model or 'tiny'}: preset {opts.preset}, format {opts.format}"
              + ("" if opts.format == own else f" (the preset's: {own})") + f", reward {opts.reward_preset} ("
-             + ", ".join(f"{n} {w:g}" for n, w in zip(stack.names, stack.weights)) + f"){lora}"]
+             + ", ".join(f"{n} {w:g}" for n, w in zip(stack.names, stack.weights)) + f"){lora}" + (f", {dtype}" if dtype else "")]
     per_generation = config.steps_per_generation * config.num_iterations
     if config.gradient_accumulation_steps > 1 or world_size() > 1 or per_generation > config.gradient_accumulation_steps:
         lines.append(batch_layout(config))
@@ -739,9 +744,7 @@ class RunClock:
     def save(self) -> float:
         "Write the seconds so far (main process, atomically); returns them, rounded to 0.1 s."
         seconds = round(self.seconds(), 1)
-        if is_main_process() and self.path.parent.is_dir():
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"seconds": seconds})); os.replace(tmp, self.path)
+        if is_main_process() and self.path.parent.is_dir(): write_text_atomic(self.path, json.dumps({"seconds": seconds}))
         return seconds
 
     def callback(self):
@@ -799,7 +802,8 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     train, heldout = _train_data(opts)
     check_run(config, opts.model or "tiny", train) # BuPO's layer, LUFFY's demonstrations: before the weights load
     _warn_bupo(opts, config, console)
-    for line in run_header(opts, config): console.line(line) # preset, format, reward; the batch; the methods' notes
+    dtype = _run_dtype(opts)
+    for line in run_header(opts, config, str(dtype).removeprefix("torch.")): console.line(line) # preset, format, reward, dtype; the batch; the methods' notes
     _barrier() # every process has checked the folder before any of them changes it
     if is_main_process():
         if opts.overwrite and (removed := clear_run(out)):
@@ -808,7 +812,6 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
         write_text_atomic(out / "run.json", json.dumps({**manifest, "command": getattr(opts, "_command", None)}, indent=2))
     _barrier()
     from oneshot_reason.models import load_policy
-    dtype = _run_dtype(opts)
     model, tokenizer = load_policy(opts.model or "tiny", lora=opts.lora, dtype=dtype)
     summary: dict[str, Any] = {"model": opts.model or "tiny", "dtype": str(dtype).removeprefix("torch."), "algo": config.algo, "preset": opts.preset, "format": opts.format, "seed": opts.seed,
                                "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format], "n_train": len(train),
@@ -1078,6 +1081,27 @@ def _dispatch(args: argparse.Namespace, # the parsed flags
     print(result["completion"]); print(f"\nanswer: {result['answer']} ({kw['model']}, {result['dtype']})")
     return result
 
+# %% ../nbs/11_cli.ipynb #027044f5
+def _warning_line(message, # the warning (its text)
+                  category, # its class
+                  filename: str, # the file it is attributed to
+                  lineno: int, # its line there
+                  line: str | None = None, # the source line (not shown)
+                 ) -> str:
+    "A warning as the command line shows it: one line, naming the library it came from unless it is this package."
+    parts, own = Path(filename).parts, Path(importlib.util.find_spec("oneshot_reason").origin).resolve().parent
+    library = parts[parts.index("site-packages") + 1] if "site-packages" in parts else None
+    if Path(filename).resolve().is_relative_to(own) or library == own.name: library = None
+    return f"oneshot-reason: warning: {' '.join(str(message).split())}" + (f" ({library})" if library else "") + "\n"
+
+@contextlib.contextmanager
+def one_line_warnings():
+    "Inside, every warning prints as `_warning_line` on stderr (Python's filters still decide which ones show)."
+    with warnings.catch_warnings():
+        warnings.showwarning = lambda message, category, filename, lineno, file=None, line=None: \
+            print(_warning_line(message, category, filename, lineno), end="", file=sys.stderr, flush=True)
+        yield
+
 # %% ../nbs/11_cli.ipynb #b150e141
 def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
         ) -> int:
@@ -1089,7 +1113,8 @@ def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
             sub = parser.commands[args.command]
             sub.error(f"unrecognized arguments: {' '.join(extra)}" + _did_you_mean(extra[0], sub._option_string_actions))
     except SystemExit as e: return int(e.code or 0) # --help (0) or a flag argparse refused (2, one line printed)
-    try: _dispatch(args, list(sys.argv[1:] if argv is None else argv))
+    try:
+        with one_line_warnings(): _dispatch(args, list(sys.argv[1:] if argv is None else argv))
     except OneShotError as e:
         yaml_keys = set()
         if args.command == "train" and getattr(args, "config", None):
