@@ -1,0 +1,175 @@
+"""What RL does to a real pretrained chat model: GRPO, LUFFY, M3PO and BuPO on SmolLM2-135M-Instruct, through the CLI.
+
+    python bench/real_model.py [--config configs/real_model.yaml] [--out bench/results/real_model.json]
+                               [--only NAME ...] [--parallel N] [--data-dir DIR] [--baseline]
+
+Every run is one `oneshot-reason train` command built from configs/real_model.yaml: the model with LoRA, each
+method's own preset (its loss, clipping, shaping and format), and the shape every run shares (prompts, group size,
+completion length, learning rate, steps) under `trainer:`. Each run evaluates its held-out problems greedily before,
+every `eval_steps` steps and after, strict (the answer where the format puts it) and lenient (the final answer
+anywhere). `--baseline` also evaluates the untrained model on the full benchmarks (`oneshot-reason eval`).
+
+Writes the results file after every finished run (a rerun skips runs already there): per run the command, the
+held-out curves, the training reward and health numbers from the trainer's log, the completions of the first
+held-out problems before and after, and the wall time; then per experiment the mean change with a 95% t-interval.
+Wall times are taken with `--parallel` runs sharing the machine, which the file records.
+"""
+import argparse, json, math, os, platform, shlex, statistics, subprocess, sys, time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262} # t quantiles
+LOGGED = ("reward", "frac_reward_zero_std", "completions/mean_length", "completions/clipped_ratio", "entropy",
+          "luffy/on_policy_reward", "luffy/off_policy_reward") # per-step numbers kept from the trainer's log
+
+def interval(values: list[float]) -> list[float]:
+    "Mean and 95% t-interval of `values` (degenerate for one value)."
+    m = statistics.mean(values)
+    if len(values) < 2: return [m, m, m]
+    half = T_975.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
+    return [m, m - half, m + half]
+
+def clip(bounds: list[float]) -> list[float]:
+    "An accuracy's interval kept within [0, 1]."
+    return [bounds[0], max(0.0, bounds[1]), min(1.0, bounds[2])]
+
+def data_file(cfg: dict, relative: str | None, data_dir: Path | None) -> str | None:
+    "A data file of the config, found under --data-dir (GSM8K's train.jsonl, test.jsonl)."
+    if relative is None or relative in ("synthetic", "gsm8k", "math500"): return relative
+    path = (data_dir or Path(".")) / relative
+    if not path.exists(): raise SystemExit(f"{relative}: not found under --data-dir {data_dir}; pass the folder holding gsm8k/")
+    return str(path)
+
+def command(cfg: dict, name: str, seed: int, out: Path, data_dir: Path | None, resume: bool = False) -> list[str]:
+    "The `oneshot-reason train` command of one run (its trainer shape in a YAML file beside its folder)."
+    exp = cfg["experiments"][name]
+    trainer = {**cfg["trainer"], **exp.get("trainer", {})}
+    config = out.parent / f"{out.name}.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(yaml.safe_dump({"trainer": trainer}))
+    args = ["oneshot-reason", "train", "--model", cfg["model"], "--lora", str(cfg["lora"]), "--algo", exp["algo"],
+            "--format", exp.get("format", cfg["format"]), "--reward-preset", exp.get("reward", cfg["reward"]),
+            "--max-steps", str(exp.get("max_steps", cfg["max_steps"])), "--seed", str(seed), "--output-dir", str(out),
+            "--resume" if resume else "--overwrite", "--config", str(config), "--quiet",
+            "--eval-benchmark", data_file(cfg, exp["eval"], data_dir), "--n-eval", str(cfg["n_eval"]),
+            "--eval-steps", str(cfg["eval_steps"])]
+    if exp.get("data") == "synthetic": args += ["--dataset", "synthetic"]
+    elif exp.get("data"): args += ["--data-path", data_file(cfg, exp["data"], data_dir)]
+    for key, flag in (("demo_column", "--demo-column"), ("internal_layer", "--internal-layer"), ("iterative_steps", "--iterative-steps")):
+        if key in exp: args += [flag, str(exp[key])]
+    return args
+
+def trainer_log(out: Path) -> list[dict]:
+    "The per-step numbers of the newest checkpoint's trainer state (reward, zero-std groups, lengths, entropy)."
+    states = sorted(out.glob("checkpoint-*/trainer_state.json"), key=lambda p: int(p.parent.name.split("-")[1]))
+    if not states: return []
+    history = json.loads(states[-1].read_text())["log_history"]
+    return [{"step": h["step"], **{k: round(h[k], 4) for k in LOGGED if k in h}} for h in history if "reward" in h]
+
+def completions(folder: Path, n: int) -> list[dict]:
+    "The first `n` held-out records of an evaluation folder (question, completion, verdicts)."
+    files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+    if not files: return []
+    rows = [json.loads(line) for line in files[0].read_text().splitlines()[:n]]
+    keep = ("question", "reference", "completions", "correct", "strict", "truncated")
+    return [{k: r[k] for k in keep if k in r} for r in rows]
+
+def run_one(cfg: dict, name: str, seed: int, data_dir: Path | None, workdir: Path, resume: bool = False) -> dict:
+    "Train one (experiment, seed) through the CLI (continuing an interrupted one with `resume`) and collect its run folder."
+    out = workdir / f"{name}-seed{seed}"
+    args = command(cfg, name, seed, out, data_dir, resume and any(out.glob("checkpoint-*")))
+    start = time.time()
+    proc = subprocess.run(args, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    wall = round(time.time() - start, 1)
+    (workdir / f"{name}-seed{seed}.log").write_text(proc.stdout + proc.stderr)
+    if proc.returncode:
+        print(f"{name} seed {seed}: exit {proc.returncode}\n{proc.stderr[-2000:]}", flush=True)
+        return {"experiment": name, "seed": seed, "command": shlex.join(args), "exit": proc.returncode, "error": proc.stderr[-2000:]}
+    summary = json.loads((out / "summary.json").read_text())
+    heldout = [json.loads(line) for line in (out / "heldout.jsonl").read_text().splitlines()]
+    run = {"experiment": name, "seed": seed, "command": shlex.join(args), "exit": 0,
+           "wall_seconds": summary.get("wall_seconds", wall), # the whole run, resumed parts included
+           "dtype": summary.get("dtype"), "preset": summary.get("preset"),
+           "strict": [[h["step"], h["accuracy_strict"]] for h in heldout],
+           "lenient": [[h["step"], h["accuracy_lenient"]] for h in heldout],
+           "truncated": [[h["step"], h.get("truncated")] for h in heldout],
+           "log": trainer_log(out), "health": summary.get("health", {}).get("events", []),
+           "before": completions(out / "eval_before", cfg["keep_completions"]),
+           "after": completions(out / "eval_after", cfg["keep_completions"])}
+    print(f"{name} seed {seed}: strict {run['strict'][0][1]:.3f} -> {run['strict'][-1][1]:.3f}, "
+          f"lenient {run['lenient'][0][1]:.3f} -> {run['lenient'][-1][1]:.3f} ({wall:.0f} s)", flush=True)
+    return run
+
+def baseline(cfg: dict, data_dir: Path | None, workdir: Path) -> list[dict]:
+    "The untrained model on each full benchmark of `baselines`, greedy, with `oneshot-reason eval`."
+    rows = []
+    for b in cfg["baselines"]:
+        out = workdir / f"baseline-{b['name']}"
+        args = ["oneshot-reason", "eval", "--model", cfg["model"], "--benchmark", b["benchmark"], "--format", b["format"],
+                "--max-new-tokens", str(b["max_new_tokens"]), "--output-dir", str(out), "--batch-size", str(b.get("batch_size", 16))]
+        if b.get("data"): args += ["--data-path", data_file(cfg, b["data"], data_dir)]
+        if b.get("limit"): args += ["--limit", str(b["limit"])]
+        start = time.time()
+        proc = subprocess.run(args, capture_output=True, text=True)
+        summaries = sorted(out.glob("*_summary.json"))
+        if proc.returncode or not summaries:
+            rows.append({"name": b["name"], "command": shlex.join(args), "exit": proc.returncode, "error": proc.stderr[-2000:]}); continue
+        s = json.loads(summaries[0].read_text())
+        rows.append({"name": b["name"], "command": shlex.join(args), "wall_seconds": round(time.time() - start, 1), **s})
+        print(f"baseline {b['name']}: {s['metrics']} ({time.time() - start:.0f} s)", flush=True)
+    return rows
+
+def summarise(cfg: dict, runs: list[dict]) -> dict:
+    "Per experiment: strict and lenient accuracy before and after, and the change, with 95% t-intervals over seeds."
+    table = {}
+    for name in cfg["experiments"]:
+        done = [r for r in runs if r["experiment"] == name and r.get("exit") == 0]
+        if not done: continue
+        row = {"seeds": len(done), "wall_seconds": round(statistics.mean(r["wall_seconds"] for r in done), 1)}
+        for kind in ("strict", "lenient"):
+            row[f"{kind}_before"] = clip(interval([r[kind][0][1] for r in done]))
+            row[f"{kind}_after"] = clip(interval([r[kind][-1][1] for r in done]))
+            row[f"{kind}_change"] = interval([r[kind][-1][1] - r[kind][0][1] for r in done])
+        table[name] = {k: [round(x, 4) for x in v] if isinstance(v, list) else v for k, v in row.items()}
+    return table
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--config", default=str(ROOT / "configs" / "real_model.yaml"))
+    p.add_argument("--out", default=str(ROOT / "bench" / "results" / "real_model.json"))
+    p.add_argument("--only", nargs="*", help="run only these experiments")
+    p.add_argument("--parallel", type=int, default=1, help="runs at once")
+    p.add_argument("--data-dir", default=os.environ.get("ONESHOT_DATA_DIR"), help="the folder holding gsm8k/ (default: $ONESHOT_DATA_DIR)")
+    p.add_argument("--baseline", action="store_true", help="also evaluate the untrained model on the full benchmarks")
+    p.add_argument("--workdir", default=str(ROOT / "outputs" / "real_model"))
+    p.add_argument("--resume", action="store_true", help="continue interrupted runs from their newest checkpoint")
+    a = p.parse_args()
+    cfg = yaml.safe_load(Path(a.config).read_text())
+    data_dir, workdir, out = Path(a.data_dir) if a.data_dir else None, Path(a.workdir), Path(a.out)
+    results = json.loads(out.read_text()) if out.exists() else {"runs": []}
+    have = {(r["experiment"], r["seed"]) for r in results["runs"] if r.get("exit") == 0}
+    jobs = [(name, seed) for name, exp in cfg["experiments"].items() if not a.only or name in a.only
+            for seed in exp.get("seeds", cfg["seeds"]) if (name, seed) not in have]
+    import torch
+    machine = {"device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU, {os.cpu_count()} cores",
+               "parallel": a.parallel, "python": platform.python_version(), "torch": torch.__version__}
+    def save():
+        results.update(config=cfg, machine=machine, table=summarise(cfg, results["runs"]))
+        out.parent.mkdir(parents=True, exist_ok=True); out.write_text(json.dumps(results, indent=1))
+    if a.baseline: results["baseline"] = baseline(cfg, data_dir, workdir); save()
+    print(f"{len(jobs)} runs: {', '.join(f'{n}/{s}' for n, s in jobs)}", flush=True)
+    with ThreadPoolExecutor(a.parallel) as pool:
+        for future in as_completed([pool.submit(run_one, cfg, *job, data_dir, workdir, a.resume) for job in jobs]):
+            run = future.result()
+            results["runs"] = [r for r in results["runs"] if (r["experiment"], r["seed"]) != (run["experiment"], run["seed"])] + [run]
+            save()
+    save()
+    for name, row in results.get("table", {}).items():
+        print(f"{name:18s} strict {row['strict_before'][0]:.3f} -> {row['strict_after'][0]:.3f} "
+              f"(change {row['strict_change'][0]:+.3f} [{row['strict_change'][1]:+.3f}, {row['strict_change'][2]:+.3f}]), "
+              f"lenient {row['lenient_before'][0]:.3f} -> {row['lenient_after'][0]:.3f}, {row['seeds']} seeds, {row['wall_seconds']:.0f} s")
+
+if __name__ == "__main__": main()
