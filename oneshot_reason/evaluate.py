@@ -308,6 +308,13 @@ class EvalResult:
     @property
     def tokens_per_second(self) -> float: return self.new_tokens / self.generation_seconds if self.generation_seconds > 0 else 0.0
 
+    def settings(self) -> dict:
+        "How the completions were made (model, data, format, decoding, limit, version): what each saved record carries."
+        return {"benchmark": self.benchmark, "model": self.model_name, "data_path": self.data_path, "format": self.format,
+                "n_samples": self.n_samples, "limit": self.limit, "temperature": self.temperature, "sampling": dict(self.sampling),
+                "seed": self.seed, "max_new_tokens": self.max_new_tokens, "backend": self.backend, "dtype": self.dtype,
+                "version": self.version}
+
     def to_dict(self) -> dict:
         "The summary written to `<benchmark>_summary.json`."
         return {"benchmark": self.benchmark, "model": self.model_name, "data_path": self.data_path, "format": self.format,
@@ -471,7 +478,8 @@ def _write_result(result: EvalResult, output_dir: str | Path) -> Path:
     output_dir = Path(output_dir); output_dir.mkdir(parents=True, exist_ok=True)
     path = output_dir / f"{result.benchmark}.jsonl"
     path.unlink(missing_ok=True)  # a fresh file per run, never a mix of two runs
-    append_jsonl(path, result.records)
+    settings = result.settings()
+    append_jsonl(path, [{**r, "settings": settings} for r in result.records]) # each record says how it was made
     (output_dir / f"{result.benchmark}_summary.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
     return path
 
