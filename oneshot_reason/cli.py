@@ -871,7 +871,7 @@ def _eval_dtype(model: str, # the model's name or folder
     return str(policy_dtype(model, dtype)).removeprefix("torch.")
 
 # %% ../nbs/11_cli.ipynb #1ab580af
-EVAL_BATCH_SIZE = 16 # sequences per generate call of `eval` on a CPU: see `bench/eval_batch.py`
+EVAL_BATCH_SIZE = 32 # sequences per generate call of `eval`: see `bench/eval_batch.py` and `bench/generation.py`
 
 def run_eval(model: str = "tiny", # HF id, local path, or a named model ('tiny', 'smollm2-135m')
              benchmark: str = "gsm8k", # gsm8k, math500, aime24, aime25, amc23, synthetic, or a data file
