@@ -54,15 +54,17 @@ def sync(device):
     if device.type == "cuda": torch.cuda.synchronize()
 
 
-def bench(name, config, batch, paths, new_tokens, prompt_len, repeats, device, dtype):
+def bench(name, config, batch, paths, new_tokens, prompt_len, repeats, device, dtype, model=None, prompts=None):
+    "Time the three samplers on a random model built from `config`, or on `model` with `prompts` = (ids, mask)."
     torch.manual_seed(0)
     t0 = time.perf_counter()
-    model = Qwen2ForCausalLM(config).to(device=device, dtype=dtype).eval()
+    if model is None: model = Qwen2ForCausalLM(config).to(device=device, dtype=dtype).eval()
     model.generation_config.eos_token_id = None  # forced to the full length
     model.generation_config.pad_token_id = 0
     build_s = time.perf_counter() - t0
-    ids, mask = make_prompts(batch, prompt_len, config.vocab_size)
+    ids, mask = prompts if prompts is not None else make_prompts(batch, prompt_len, config.vocab_size)
     ids, mask = ids.to(device), mask.to(device)
+    dtype = next(model.parameters()).dtype
 
     def run_loop(lam):
         out = sample_paths(model, ids, mask, paths, new_tokens, temperature=1.0, cross_path_lambda=lam,
@@ -117,6 +119,7 @@ def main():
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--repeats", type=int, default=None, help="timed repeats (default: 5; 2 for the large model on a CPU)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: CPU time measures the work alone)")
+    parser.add_argument("--real", action="store_true", help="also SmolLM2-135M-Instruct (smollm2-135m) on real chat prompts")
     args = parser.parse_args()
     device = torch.device(args.device)
     if device.type == "cpu": torch.set_num_threads(args.threads)
@@ -128,6 +131,19 @@ def main():
     result = bench("Qwen2.5-0.5B shape (random)", qwen25_05b_config(), *large, args.repeats or (5 if gpu else 2),
                    device, dtype)
     print(json.dumps(result))
+    if args.real:
+        from oneshot_reason.data import synthetic_problems
+        from oneshot_reason.models import load_policy
+        model, tok = load_policy("smollm2-135m", device=str(device))
+        model.eval()
+        batch, paths, new_tokens = (8, 8, 64) if gpu else (2, 8, 64)
+        chats = [tok.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
+                 for p in synthetic_problems(batch, seed=0, split="test", format="hash")["prompt"]]
+        tok.padding_side = "left"
+        enc = tok(chats, return_tensors="pt", padding=True, add_special_tokens=False)
+        real = bench("SmolLM2-135M-Instruct (real weights, chat prompts)", None, batch, paths, new_tokens, enc["input_ids"].shape[1],
+                     args.repeats or (5 if gpu else 2), device, None, model=model, prompts=(enc["input_ids"], enc["attention_mask"]))
+        print(json.dumps({"smollm2-135m": real}))
 
 
 if __name__ == "__main__":
