@@ -142,6 +142,7 @@ def main():
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "real_model.json"))
     p.add_argument("--only", nargs="*", help="run only these experiments")
     p.add_argument("--parallel", type=int, default=1, help="runs at once")
+    p.add_argument("--seeds", type=int, nargs="*", help="run only these seeds")
     p.add_argument("--data-dir", default=os.environ.get("ONESHOT_DATA_DIR"), help="the folder holding gsm8k/ (default: $ONESHOT_DATA_DIR)")
     p.add_argument("--baseline", action="store_true", help="also evaluate the untrained model on the full benchmarks")
     p.add_argument("--workdir", default=str(ROOT / "outputs" / "real_model"))
@@ -152,7 +153,7 @@ def main():
     results = json.loads(out.read_text()) if out.exists() else {"runs": []}
     have = {(r["experiment"], r["seed"]) for r in results["runs"] if r.get("exit") == 0}
     jobs = [(name, seed) for name, exp in cfg["experiments"].items() if not a.only or name in a.only
-            for seed in exp.get("seeds", cfg["seeds"]) if (name, seed) not in have]
+            for seed in exp.get("seeds", cfg["seeds"]) if (name, seed) not in have and (not a.seeds or seed in a.seeds)]
     import torch
     machine = {"device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU, {os.cpu_count()} cores",
                "parallel": a.parallel, "python": platform.python_version(), "torch": torch.__version__}
