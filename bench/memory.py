@@ -61,6 +61,7 @@ def phase(a, name: str) -> list:
             seqs = model.generate(**enc, do_sample=True, temperature=1.0, max_new_tokens=a.tokens, min_new_tokens=a.tokens,
                                   num_return_sequences=a.generations, pad_token_id=tok.pad_token_id)
         torch.save({"seqs": seqs, "K": seqs.shape[1] - enc["input_ids"].shape[1]}, seqs_file)
+        phases[-1]["vocab_size"] = model.config.vocab_size # for the size of the full logits
         return phases
     if name.endswith("+checkpointing"): # recompute each layer's activations in the backward pass instead of keeping them
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
@@ -119,9 +120,7 @@ def main():
     for name in PHASES:
         subprocess.run([sys.executable, __file__, "--phase", name, *sys.argv[1:]], check=True)
         rows += json.loads((Path(a.workdir) / f"{name}.json").read_text())[1:] # the load row is the same each time
-    from transformers import AutoConfig
-    from oneshot_reason.models import load_policy
-    V = 49152 if a.model == "smollm2-135m" else load_policy(a.model)[0].config.vocab_size
+    V = next(r["vocab_size"] for r in rows if "vocab_size" in r)
     result = {"model": a.model, "lora": a.lora, "prompts": a.prompts, "generations": a.generations,
               "max_completion_length": a.tokens, "vocab_size": V,
               "full_logits_float32_gb": round(a.prompts * a.generations * a.tokens * V * 4 / GB, 2),

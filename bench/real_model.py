@@ -20,8 +20,9 @@ from pathlib import Path
 
 import yaml
 
+from methods import T_975 # bench/methods.py's t quantiles
+
 ROOT = Path(__file__).resolve().parent.parent
-T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262} # t quantiles
 LOGGED = ("reward", "frac_reward_zero_std", "completions/mean_length", "completions/clipped_ratio", "entropy",
           "luffy/on_policy_reward", "luffy/off_policy_reward") # per-step numbers kept from the trainer's log
 

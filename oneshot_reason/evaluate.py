@@ -317,14 +317,11 @@ class EvalResult:
 
     def to_dict(self) -> dict:
         "The summary written to `<benchmark>_summary.json`."
-        return {"benchmark": self.benchmark, "model": self.model_name, "data_path": self.data_path, "format": self.format,
-                "n_problems": self.n_problems, "n_samples": self.n_samples, "limit": self.limit,
-                "temperature": self.temperature, "sampling": dict(self.sampling), "seed": self.seed,
-                "max_new_tokens": self.max_new_tokens, "batch_size": self.batch_size, "backend": self.backend, "dtype": self.dtype,
+        return {**self.settings(), "n_problems": self.n_problems, "batch_size": self.batch_size,
                 "metrics": dict(self.metrics), "strict": strict_rule(self.format) if self.format else None,
                 "n_completions": self.n_problems * self.n_samples, "n_truncated": self.n_truncated,
                 "new_tokens": self.new_tokens, "tokens_per_second": round(self.tokens_per_second, 1),
-                "seconds": round(self.seconds, 3), "version": self.version}
+                "seconds": round(self.seconds, 3)}
 
 # %% ../nbs/09_eval.ipynb #2b499e3e
 @patch
