@@ -2,7 +2,7 @@
 
     python tools/run_notebooks.py                                   # every notebook nbdev-test would run
     python tools/run_notebooks.py nbs/tutorials/*.ipynb nbs/0*.ipynb --jobs 2
-    python tools/run_notebooks.py nbs/tutorials/04_luffy_vs_grpo.ipynb --notest   # the long experiments too
+    python tools/run_notebooks.py nbs/tutorials/05_methods_side_by_side.ipynb --notest   # the long experiments too
 
 Each notebook runs in its own process with nbdev-test's executor (execnb's `CaptureShell`, the notebook's folder as
 the working directory), so a saved output is what `nbdev-test` computes. `#| slow` cells run, `#| gpu` cells never
