@@ -51,7 +51,7 @@ class TrainOptions:
     question_column: str | None = _opt(None, "the column of --data-path holding the questions (default: detected)")
     answer_column: str | None = _opt(None, "the column of --data-path holding the reference answers (default: detected)")
     demo_column: str | None = _opt(None, "LUFFY: the column of --data-path holding demonstrations (default: `target` when present)")
-    format: str | None = _opt(None, "prompt format: {formats} (default: the preset's: xml for grpo and the offline demo, hash for m3po, think for luffy, boxed for bupo)")
+    format: str | None = _opt(None, "prompt format: {formats} (default: the preset's: xml for grpo and the offline demo, h3po for m3po, think for luffy, boxed for bupo)")
     reward_preset: str | None = _opt(None, "reward stack: {reward_presets} (default: the preset's; the format's own with another --format)")
     algo: str = _opt("grpo", "grpo or {methods}, or several joined with '+' (e.g. m3po+luffy)")
     preset: str | None = _opt(None, "trainer preset: {presets} (default: cpu-demo for the offline demo, else the method's); it names the format, reward stack and LoRA rank too")
@@ -61,7 +61,7 @@ class TrainOptions:
     output_dir: str = _opt("outputs/run", "the run's folder: checkpoints, logs, completions.jsonl, final/, summary.json (one run per folder)")
     resume: bool = _opt(False, "continue the run in --output-dir from its newest checkpoint (with the same settings)")
     overwrite: bool = _opt(False, "delete the run in --output-dir (checkpoints, logs, results) and start afresh")
-    lora: int | None = _opt(None, "LoRA rank (alpha = 2 x rank); 0 trains all weights (default: the preset's: 32 for m3po, else all weights)")
+    lora: int | None = _opt(None, "LoRA rank (alpha = 2 x rank; m3po keeps its rank-stabilised scaling); 0 trains all weights (default: the preset's: 32 for m3po, else all weights)")
     dtype: str = _opt("auto", "precision of the weights: auto, float32, bfloat16 or float16 (auto: bfloat16 for a 16-bit "
                       "checkpoint such as smollm2-135m on a GPU, or on a CPU with native bfloat16 when only LoRA adapters train; else float32)")
     n_train: int = _opt(2000, "synthetic training problems (offline demo)")
@@ -70,6 +70,7 @@ class TrainOptions:
     eval_steps: int = _opt(50, "also evaluate them every N steps, into heldout.jsonl (0: only before and after)")
     internal_layer: int | None = _opt(None, "BuPO: the layer whose policy is optimised first (default: BuPO's choice)")
     iterative_steps: int | None = _opt(None, "BuPO: optimizer steps of the internal-layer phase (default: the preset's: 5 offline, 120 in bupo)")
+    cross_path_mode: str | None = _opt(None, "M3PO's form: paper (blend the next inputs of thinking paths, replayed in training) or h3po (H3PO's code: blend the hidden state before lm_head, plain training log-probs) (default: the preset's: h3po in m3po, else paper)")
     dynamic_sampling: bool = _opt(False, "DAPO's dynamic sampling: drop groups whose completions all earn the same reward and generate more prompts until each batch holds only groups with signal (trainer: dynamic_sampling_max_rounds caps the rounds, 4 by default)")
     trainer: dict = _opt(None, "any other OneShotConfig field (YAML only)", factory=dict)
 
@@ -187,6 +188,10 @@ def _check_choices(opts: TrainOptions) -> None:
         if value not in choices[key]:
             raise _refuse(opts, key, value, f"unknown {key.replace('_', ' ')}; choose one of {', '.join(choices[key])}"
                           + _did_you_mean(value, choices[key]))
+    from oneshot_reason.crosspath import CROSS_PATH_MODES
+    if opts.cross_path_mode is not None and opts.cross_path_mode not in CROSS_PATH_MODES:
+        raise _refuse(opts, "cross_path_mode", opts.cross_path_mode, "choose paper (the paper's blend of the next inputs) or h3po "
+                      "(H3PO's code: the hidden state before lm_head)" + _did_you_mean(opts.cross_path_mode, CROSS_PATH_MODES))
     try: opts.algo = "+".join(parse_algo(opts.algo)) or "grpo"
     except OneShotError as e:
         names = ["grpo", *choices["methods"]]
@@ -260,7 +265,7 @@ def _eval_benchmark(opts: TrainOptions) -> str | None:
 
 
 # %% ../nbs/11_cli.ipynb #31434723
-FORMAT_REWARDS = {"xml": "oneshot", "hash": "hash", "think": "think", "boxed": "boxed"} # reward stack per prompt format
+FORMAT_REWARDS = {"xml": "oneshot", "hash": "hash", "think": "think", "boxed": "boxed", "h3po": "hash"} # reward stack per prompt format
 ALGO_PRESETS = {"grpo": "oneshot", "m3po": "m3po", "luffy": "luffy", "bupo": "bupo"} # trainer preset per first method
 
 def _preset_name(opts: TrainOptions) -> str:
@@ -287,7 +292,10 @@ def fill_method_defaults(opts: TrainOptions, # checked options
     own_format, own_reward = layout(opts.preset)
     opts.format = given_format or own_format
     if opts.reward_preset is None: opts.reward_preset = own_reward if opts.format == own_format and own_reward else FORMAT_REWARDS[opts.format]
-    if opts.lora is None: opts.lora = PRESET_LORA.get(opts.preset)
+    preset_lora = PRESET_LORA.get(opts.preset)
+    if opts.lora is None: opts.lora = preset_lora
+    elif isinstance(opts.lora, int) and opts.lora and isinstance(preset_lora, dict): # another rank, the preset's other settings
+        opts.lora = {**preset_lora, "r": opts.lora, "lora_alpha": 2 * opts.lora}
     return opts
 
 # %% ../nbs/11_cli.ipynb #39eb968f
@@ -509,6 +517,7 @@ def _trainer_config(opts: TrainOptions):
     if opts.save_steps is not None: overrides["save_steps"] = opts.save_steps
     if opts.internal_layer is not None: overrides["internal_layer"] = opts.internal_layer
     if opts.iterative_steps is not None: overrides["iterative_steps"] = opts.iterative_steps
+    if opts.cross_path_mode is not None: overrides["cross_path_mode"] = opts.cross_path_mode
     if opts.dynamic_sampling: overrides["dynamic_sampling"] = True
     if not {"bf16", "fp16"} & set(opts.trainer): overrides["bf16"] = str(_run_dtype(opts)) == "torch.bfloat16"
     if not opts.offline_demo and opts.model != "tiny" and "gradient_checkpointing" not in opts.trainer:
@@ -716,7 +725,10 @@ def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_m
     from oneshot_reason.trainer import PRESETS, batch_layout, run_notes
     stack = reward_preset(opts.reward_preset)
     own = PRESETS[opts.preset]().get("format", "xml")
-    lora = f", LoRA rank {opts.lora} (alpha {2 * opts.lora})" if opts.lora else ""
+    from oneshot_reason.models import lora_config
+    adapters = lora_config(opts.lora) if opts.lora else None
+    lora = (f", LoRA rank {adapters.r} (alpha {adapters.lora_alpha}{', rank-stabilised' if adapters.use_rslora else ''})"
+            if adapters else "")
     lines = [f"{config.algo} on {opts.model or 'tiny'}: preset {opts.preset}, format {opts.format}"
              + ("" if opts.format == own else f" (the preset's: {own})") + f", reward {opts.reward_preset} ("
              + ", ".join(f"{n} {w:g}" for n, w in zip(stack.names, stack.weights)) + f"){lora}" + (f", {dtype}" if dtype else "")]

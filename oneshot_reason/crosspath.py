@@ -1,4 +1,4 @@
-"""M3PO's cross-path interaction: the weights between the G paths of a prompt, the blended inputs, a KV-cached sampler that applies them while paths think, and the replay that rebuilds them for training.
+"""M3PO's cross-path interaction: the weights between the G paths of a prompt, the blended inputs, a KV-cached sampler that applies them while paths think, and the replay that rebuilds them for training; in the paper's form or H3PO's.
 
 Docs: https://oneshot-reason.github.io/oneshot_reason/crosspath.html.md"""
 
@@ -8,6 +8,7 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/crosspath.html.md"""
 from __future__ import annotations
 
 import inspect
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import torch
@@ -17,8 +18,9 @@ from fastcore.basics import patch
 from .core import OneShotError
 
 # %% auto #0
-__all__ = ['STOP_CHECK_EVERY_GPU', 'cross_path_weights', 'blend_embeddings', 'delimiter_token_sequences', 'SamplerOutput',
-           'sample_paths', 'token_embeddings', 'blended_inputs_embeds', 'replay_logprobs']
+__all__ = ['CROSS_PATH_MODES', 'STOP_CHECK_EVERY_GPU', 'cross_path_weights', 'blend_embeddings', 'blend_hidden_states',
+           'delimiter_token_sequences', 'SamplerOutput', 'sample_paths', 'token_embeddings', 'blended_inputs_embeds',
+           'replay_logprobs']
 
 # %% ../nbs/04_crosspath.ipynb #63f22f94
 def cross_path_weights(probs: torch.Tensor, # (..., G, V) next-token distributions of the G paths of each prompt
@@ -51,6 +53,18 @@ def blend_embeddings(embeds: torch.Tensor, # (..., G, d) input embeddings of the
     has_peer = thinking.bool().to(e.device) & (weights.to(e.device).sum(-1) > 0)
     return torch.where(has_peer[..., None], blended, embeds)
 
+# %% ../nbs/04_crosspath.ipynb #e0e7961b
+CROSS_PATH_MODES = ("paper", "h3po") # what M3PO blends: the next input embeddings (the paper) or the final hidden state before lm_head (H3PO's code)
+
+def blend_hidden_states(hidden: torch.Tensor, # (..., G, d) the final-norm hidden states of the G paths of each prompt, last position
+                        lam: float, # cross_path_lambda: the share of the peers' context
+                        temperature: float, # T of softmax(cosine / T)
+                       ) -> tuple[torch.Tensor, torch.Tensor]: # the (..., G, G) float32 weights and the blended states (dtype of `hidden`)
+    "H3PO's cross-path step: weights from the cosine of the paths' hidden states, every path blended with its peers."
+    active = torch.ones(hidden.shape[:-1], dtype=torch.bool, device=hidden.device)
+    weights = cross_path_weights(hidden, active, temperature)
+    return weights, blend_embeddings(hidden, weights, active, lam)
+
 # %% ../nbs/04_crosspath.ipynb #a0ef3431
 def delimiter_token_sequences(tokenizer, # a Hugging Face tokenizer
                               delimiter: str, # the text that ends the thinking phase: '####', '</reasoning>', '</think>'
@@ -78,13 +92,14 @@ class SamplerOutput:
     logprobs: torch.Tensor         # (B*G, T) float32 log p(token) under softmax(logits / temperature); 0 at padding
     thinking_mask: torch.Tensor    # (B*G, T) bool: thinking at that step (the token's input is blended if a peer thinks too)
     weights: torch.Tensor          # (B, T, G, G) float32 cross-path weights of each step; zeros when lambda = 0
+    cross_path_mode: str = "paper" # the form sampled: 'paper' (blended inputs) or 'h3po' (blended hidden state before lm_head)
 
     @property
     def num_paths(self) -> int: return self.weights.shape[-1]
 
 # %% ../nbs/04_crosspath.ipynb #9fe4b052
 def _check_sampling(input_ids, attention_mask, num_paths, max_new_tokens, temperature, top_p, top_k,
-                    blend: bool, cross_path_temperature: float) -> None:
+                    blend: bool, cross_path_temperature: float, cross_path_mode: str = "paper") -> None:
     "Raise `OneShotError` on arguments `sample_paths` cannot honour."
     if input_ids.ndim != 2 or attention_mask.shape != input_ids.shape:
         raise OneShotError(f"input_ids and attention_mask must both be (B, P); got {tuple(input_ids.shape)} and {tuple(attention_mask.shape)}")
@@ -95,6 +110,9 @@ def _check_sampling(input_ids, attention_mask, num_paths, max_new_tokens, temper
     mask = attention_mask.long()
     if (mask[:, 1:] < mask[:, :-1]).any(): raise OneShotError("prompts must be left padded; set tokenizer.padding_side = 'left'")
     if (mask[:, -1] == 0).any(): raise OneShotError("a prompt is empty (all padding); drop it or give it a token")
+    if cross_path_mode not in CROSS_PATH_MODES:
+        raise OneShotError(f"cross_path_mode={cross_path_mode!r} is not one of {', '.join(CROSS_PATH_MODES)}; 'paper' blends the "
+                           "next inputs, 'h3po' the hidden state before lm_head")
     if blend and not cross_path_temperature > 0:
         raise OneShotError(f"cross_path_temperature must be > 0, got {cross_path_temperature}; the paper uses 0.1")
 
@@ -168,6 +186,26 @@ def _blend_step(embedding: torch.nn.Module, # the model's input embedding layer
     weights = cross_path_weights(probs.view(B, G, -1), thinking.view(B, G), temperature)
     embeds = blend_embeddings(embedding(token).view(B, G, -1), weights, thinking.view(B, G), lam)
     return weights, embeds.view(B * G, 1, -1)
+
+# %% ../nbs/04_crosspath.ipynb #69c913f1
+class _HeadBlend:
+    "While entered, the input of `model`'s output head is blended across the G paths of each prompt at the last position (H3PO)."
+    def __init__(self, model, num_paths: int, lam: float, temperature: float):
+        self.head, self.G, self.lam, self.temperature, self.weights = model.get_output_embeddings(), num_paths, lam, temperature, None
+
+    def hook(self, module, args):
+        h = args[0]                                                                    # (N, L, d) the head's input
+        N = h.shape[0]
+        self.weights, last = blend_hidden_states(h[:, -1].reshape(N // self.G, self.G, -1), self.lam, self.temperature)
+        h = h.clone()
+        h[:, -1] = last.reshape(N, -1)
+        return (h, *args[1:])
+
+    def __enter__(self):
+        self.handle = self.head.register_forward_pre_hook(self.hook)
+        return self
+
+    def __exit__(self, *exc): self.handle.remove()
 
 # %% ../nbs/04_crosspath.ipynb #de88b0a7
 def _delimiter_table(delimiter_ids, device):
@@ -264,17 +302,20 @@ def sample_paths(model, # any HF causal LM (PEFT-wrapped too) that accepts `inpu
                  eos_token_id: int | list[int] | None = None, # stop ids; None: the model's generation_config; [] never stops
                  pad_token_id: int | None = None, # fills finished paths; None: generation_config's, else the first EOS, else 0
                  generator: torch.Generator | None = None, # RNG for the samples; None: torch's global RNG (as `generate`)
+                 cross_path_mode: str = "paper", # 'paper': blend thinking paths' next inputs; 'h3po': blend the hidden state before lm_head, every path, every step
                 ) -> SamplerOutput:
-    "Sample `num_paths` completions per prompt, blending each thinking path's next input with its peers' (M3PO)."
+    "Sample `num_paths` completions per prompt with M3PO's cross-path blend, in the paper's form or H3PO's."
     lam, G = float(cross_path_lambda), int(num_paths)
     blend = lam != 0 and G > 1
-    _check_sampling(input_ids, attention_mask, G, max_new_tokens, temperature, top_p, top_k, blend, cross_path_temperature)
+    _check_sampling(input_ids, attention_mask, G, max_new_tokens, temperature, top_p, top_k, blend, cross_path_temperature,
+                    cross_path_mode)
+    paper, h3po = blend and cross_path_mode == "paper", blend and cross_path_mode == "h3po"
     eos, pad_token_id = _stop_ids(model, eos_token_id, pad_token_id)
     embedding = model.get_input_embeddings()
     device = embedding.weight.device
     input_ids, attention_mask = input_ids.to(device), attention_mask.long().to(device)
     (B, P), T = input_ids.shape, max_new_tokens
-    table, valid = _delimiter_table(delimiter_ids, device)
+    table, valid = _delimiter_table(None if h3po else delimiter_ids, device)          # h3po: every path blends to the end
     paths = _Paths.empty(B, G, T, 0 if table is None else table.shape[1], device)
     eos_ids = torch.tensor(eos, dtype=torch.long, device=device)
     keep = {"logits_to_keep": 1} if _accepts_logits_to_keep(model) else {}
@@ -285,20 +326,25 @@ def sample_paths(model, # any HF causal LM (PEFT-wrapped too) that accepts `inpu
     model.eval()
     try:
         logits, cache = _prefill(model, input_ids, attention_mask, G, keep)
-        for l in range(T):
-            probs, token = _sample_step(logits, temperature, top_k, top_p, generator)
-            token = paths.record(l, token, probs, pad_token_id)
-            if blend:
-                weights, embeds = _blend_step(embedding, token, probs, paths.thinking, G, lam, cross_path_temperature)
-                paths.weights[:, l] = weights
-            paths.advance(l, eos_ids, table, valid)
-            if l == T - 1 or (eos and (l + 1) % check_every == 0 and not bool(paths.unfinished.any())): break
-            inputs = {"inputs_embeds": embeds} if blend else {"input_ids": token[:, None]}
-            logits = model(**inputs, attention_mask=mask[:, :P + l + 1], position_ids=first_position + l,
-                           past_key_values=cache, use_cache=True, **keep).logits[:, -1].float()
+        if h3po: paths.weights[:, 0] = (1 - torch.eye(G, device=device)) / (G - 1)     # the G equal prefill states
+        with _HeadBlend(model, G, lam, cross_path_temperature) if h3po else nullcontext() as head_blend:
+            for l in range(T):
+                probs, token = _sample_step(logits, temperature, top_k, top_p, generator)
+                token = paths.record(l, token, probs, pad_token_id)
+                if paper:
+                    weights, embeds = _blend_step(embedding, token, probs, paths.thinking, G, lam, cross_path_temperature)
+                    paths.weights[:, l] = weights
+                paths.advance(l, eos_ids, table, valid)
+                if l == T - 1 or (eos and (l + 1) % check_every == 0 and not bool(paths.unfinished.any())): break
+                inputs = {"inputs_embeds": embeds} if paper else {"input_ids": token[:, None]}
+                logits = model(**inputs, attention_mask=mask[:, :P + l + 1], position_ids=first_position + l,
+                               past_key_values=cache, use_cache=True, **keep).logits[:, -1].float()
+                if h3po: paths.weights[:, l + 1] = head_blend.weights
     finally:
         model.train(was_training)
-    return paths.output()
+    out = paths.output()
+    out.cross_path_mode = cross_path_mode
+    return out
 
 # %% ../nbs/04_crosspath.ipynb #0be4be58
 def token_embeddings(embedding: torch.nn.Module | torch.Tensor, # an input embedding layer or its (V, d) table
@@ -336,6 +382,9 @@ def replay_logprobs(model, # the policy (PEFT-wrapped too)
                     batch_size: int | None = None, # rows per forward pass; None: all at once
                    ) -> torch.Tensor: # (B*G, T) log-probs of the completion tokens; 0 at padding
     "Per-token log-probs of sampled completions, with the model fed the same blended inputs as when they were sampled."
+    if out.cross_path_mode != "paper":
+        raise OneShotError(f"these completions were sampled with cross_path_mode={out.cross_path_mode!r}, whose training log-probs "
+                           "are plain (H3PO's code does not replay the blend); score their ids with the model instead")
     G = out.num_paths
     N, T = out.completion_ids.shape
     if prompt_ids.shape[0] != N: prompt_ids, prompt_mask = prompt_ids.repeat_interleave(G, 0), prompt_mask.repeat_interleave(G, 0)

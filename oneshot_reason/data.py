@@ -53,6 +53,10 @@ FORMATS: dict[str, PromptFormat] = {f.name: f for f in [
                  "</think>", "<think>\n{reasoning}\n</think>\n\\boxed{{{answer}}}"),
     PromptFormat("boxed", "Please reason step by step, and put your final answer within \\boxed{}.",
                  "\\boxed{", "{reasoning}\n\\boxed{{{answer}}}"),
+    PromptFormat("h3po", "A conversation between User and Assistant. The user asks a question, and the assistant solves it. "
+                 "The assistant first thinks about the reasoning process in the mind and then provides the user with the "
+                 "answer. The final answer is provided after the #### tag, i.e., {reasoning process} #### {answer}.",
+                 "####", "{reasoning} #### {answer}"),
 ]}
 
 # %% ../nbs/01_data.ipynb #8a985102

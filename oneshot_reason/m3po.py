@@ -16,7 +16,7 @@ from fastcore.basics import patch
 from trl.models import unwrap_model_for_generation
 
 from .core import OneShotError
-from .crosspath import SamplerOutput, delimiter_token_sequences, sample_paths, token_embeddings
+from .crosspath import CROSS_PATH_MODES, SamplerOutput, delimiter_token_sequences, sample_paths, token_embeddings
 from .data import get_format
 from .trainer import TrainerMethod, check_whole_groups, register_method
 
@@ -165,13 +165,16 @@ def cross_path_log_fields(records: dict, # the per-row records of a logged batch
 # %% ../nbs/06_m3po.ipynb #a20c8d2f
 @register_method("m3po")
 class M3POMethod(TrainerMethod):
-    "M3PO: rollouts with cross-path blending while paths think, and log-probs replayed on the blended inputs."
+    "M3PO: rollouts with cross-path blending, and the training log-probs replayed on the blend (paper) or plain (h3po)."
     delimiter_ids: list[list[int]] | None = None # token sequences that end the thinking phase (found in `setup`)
-    settings = ("cross_path_lambda", "cross_path_temperature")
+    settings = ("cross_path_lambda", "cross_path_temperature", "cross_path_mode")
 
     @classmethod
     def check_config(cls, args) -> None:
-        "The blend's weight and temperature, whole groups in each process (paths blend within a group), no vLLM."
+        "The form, the blend's weight and temperature, whole groups in each process (paths blend within a group), no vLLM."
+        if args.cross_path_mode not in CROSS_PATH_MODES:
+            raise OneShotError(f"cross_path_mode={args.cross_path_mode!r} is not one of {', '.join(CROSS_PATH_MODES)}; 'paper' "
+                               "blends the next inputs of thinking paths, 'h3po' the hidden state before lm_head (H3PO's code)")
         if not 0 <= args.cross_path_lambda <= 1:
             raise OneShotError(f"cross_path_lambda={args.cross_path_lambda} is outside [0, 1]; the paper uses 0.1")
         if args.cross_path_temperature <= 0:
@@ -180,6 +183,14 @@ class M3POMethod(TrainerMethod):
         if args.use_vllm:
             raise OneShotError("m3po samples with its own cross-path sampler (the paths exchange information at every "
                                "decoding step), which vLLM cannot run; set use_vllm=False or use algo='grpo'")
+
+# %% ../nbs/06_m3po.ipynb #aeb217b6
+@patch(cls_method=True)
+def notes(cls: M3POMethod, args, model=None) -> list[str]:
+    "A line when a run in H3PO's form does not use H3PO's optimizer, paged 8-bit AdamW."
+    optim = getattr(args.optim, "value", args.optim)
+    if getattr(args, "cross_path_mode", "paper") != "h3po" or optim == "paged_adamw_8bit": return []
+    return [f"H3PO trains with paged 8-bit AdamW (optim='paged_adamw_8bit', bitsandbytes on a GPU); this run uses optim={optim!r}"]
 
 # %% ../nbs/06_m3po.ipynb #3e8b3fdd
 _GENERATION_KEYS = {"temperature", "top_p", "top_k", "max_new_tokens", "do_sample", "pad_token_id", "eos_token_id",
@@ -214,6 +225,7 @@ def sampling_settings(self: M3POMethod, trainer) -> dict:
                 max_new_tokens=int(gk.get("max_new_tokens", trainer.max_completion_length)),
                 cross_path_lambda=float(self.args.cross_path_lambda),
                 cross_path_temperature=float(self.args.cross_path_temperature),
+                cross_path_mode=getattr(self.args, "cross_path_mode", "paper"),
                 delimiter_ids=self.delimiter_ids, eos_token_id=list(trainer.eos_token_ids),
                 pad_token_id=trainer._tokenizer.pad_token_id)
 
@@ -265,8 +277,8 @@ def rollout(self: M3POMethod, trainer, prompts: list, inputs: list[dict]) -> dic
 # %% ../nbs/06_m3po.ipynb #3f62aa7f
 @patch
 def model_inputs(self: M3POMethod, trainer, model, input_ids: torch.Tensor, attention_mask: torch.Tensor, batch: dict) -> dict | None:
-    "`inputs_embeds` rebuilt from the rows' records and `model`'s own embedding table."
-    if not batch or "m3po_weights" not in batch: return None
+    "`inputs_embeds` rebuilt from the rows' records and `model`'s own embedding table (the paper's form; h3po: None, plain ids)."
+    if not batch or "m3po_weights" not in batch or getattr(self.args, "cross_path_mode", "paper") == "h3po": return None
     embedding = trainer.accelerator.unwrap_model(model).get_input_embeddings()
     embeds = m3po_inputs_embeds(embedding, input_ids, attention_mask, batch, float(self.args.cross_path_lambda))
     return {"inputs_embeds": embeds, "attention_mask": attention_mask}

@@ -268,12 +268,16 @@ class OneShotConfig(GRPOConfig):
     algo: str = field(default="grpo", metadata={"help": "'grpo', 'm3po', 'luffy', 'bupo', or methods joined with "
         "'+' (e.g. 'm3po+luffy'). GRPO is the base every method extends."})
     format: str = field(default="xml", metadata={"help": "Completion layout: 'xml', 'hash', 'think' or "
-        "'boxed' (see oneshot_reason.data.FORMATS); M3PO's thinking phase ends at its delimiter."})
+        "'boxed', 'h3po' (see oneshot_reason.data.FORMATS); M3PO's thinking phase ends at its delimiter."})
     # --- M3PO: cross-path collaboration during rollouts ---
     cross_path_lambda: float = field(default=0.1, metadata={"help": "M3PO blend h = (1 - lambda) e + lambda c; "
         "the paper's 0.1 (training collapses from 0.5)."})
     cross_path_temperature: float = field(default=0.1, metadata={"help": "M3PO softmax temperature T of the "
         "path similarities (paper: 0.1)."})
+    cross_path_mode: str = field(default="paper", metadata={"help": "M3PO's form: 'paper' blends the next input "
+        "embeddings of thinking paths (weights from their next-token distributions) and replays the blend in the "
+        "training log-probs; 'h3po' is H3PO's code: the final hidden state before lm_head is blended (weights from its "
+        "cosine) on every path at every step, and the training log-probs are plain."})
     # --- LUFFY: off-policy guidance ---
     off_policy_gamma: float = field(default=0.1, metadata={"help": "LUFFY policy shaping f(p) = p / (p + gamma) "
         "on demonstration tokens."})
@@ -452,11 +456,12 @@ PRESETS: dict[str, Callable[[], dict]] = { # the tables in this notebook and the
                             gradient_accumulation_steps=4, generation_batch_size=16, num_generations=16,
                             max_completion_length=200, num_train_epochs=1, save_steps=100, max_grad_norm=0.1,
                             format="xml"),
-    "m3po": lambda: dict(algo="m3po", num_generations=8, per_device_train_batch_size=8, gradient_accumulation_steps=4,
-                         beta=0.005, learning_rate=5e-6, optim=_optim_8bit(), adam_beta1=0.9, adam_beta2=0.99,
-                         weight_decay=0.1, max_grad_norm=0.1, lr_scheduler_type="cosine", warmup_steps=0.1,
-                         max_completion_length=1024, temperature=0.5, loss_type="grpo", cross_path_lambda=0.1,
-                         cross_path_temperature=0.1, format="hash", logging_steps=1),
+    "m3po": lambda: dict(algo="m3po", cross_path_mode="h3po", num_generations=8, per_device_train_batch_size=2,
+                         gradient_accumulation_steps=4, num_train_epochs=1, beta=0.005, learning_rate=5e-6,
+                         optim="paged_adamw_8bit" if _optim_8bit() == "adamw_8bit" else "adamw_torch", adam_beta1=0.9,
+                         adam_beta2=0.99, weight_decay=0.1, max_grad_norm=0.1, lr_scheduler_type="cosine", warmup_steps=0.1,
+                         max_completion_length=1024, temperature=0.5, loss_type="bnpo", scale_rewards="group",
+                         cross_path_lambda=0.1, cross_path_temperature=0.1, format="h3po", logging_steps=1, save_steps=250),
     "luffy": lambda: dict(algo="luffy", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
                           entropy_coef=0.001, scale_rewards="none", luffy_scale_rewards=False,
                           luffy_clip_on_policy=False, off_policy_gamma=0.1, loss_type="luffy", num_generations=8,
@@ -482,7 +487,7 @@ PRESET_REWARDS: dict[str, str] = {"oneshot": "oneshot", "m3po": "hash", "luffy":
                                   "cpu-demo": "oneshot-lenient"} # trainer preset -> reward preset
 
 # %% ../nbs/05_trainer.ipynb #f05c3ef0
-PRESET_LORA: dict[str, int] = {"m3po": 32} # trainer preset -> LoRA rank (alpha = 2 x rank); the others train all weights
+PRESET_LORA: dict[str, int | dict] = {"m3po": {"r": 32, "lora_alpha": 64, "use_rslora": True}} # trainer preset -> LoRA (`lora_config`); the others train all weights
 
 # %% ../nbs/05_trainer.ipynb #36f15519
 def config_preset(name: str, # a key of `PRESETS`: 'oneshot', 'm3po', 'luffy', 'bupo', 'cpu-demo'
