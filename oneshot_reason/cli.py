@@ -62,8 +62,8 @@ class TrainOptions:
     resume: bool = _opt(False, "continue the run in --output-dir from its newest checkpoint (with the same settings)")
     overwrite: bool = _opt(False, "delete the run in --output-dir (checkpoints, logs, results) and start afresh")
     lora: int | None = _opt(None, "LoRA rank (alpha = 2 x rank; m3po keeps its rank-stabilised scaling); 0 trains all weights (default: the preset's: 32 for m3po, else all weights)")
-    dtype: str = _opt("auto", "precision of the weights: auto, float32, bfloat16 or float16 (auto: bfloat16 for a 16-bit "
-                      "checkpoint such as smollm2-135m on a GPU, or on a CPU with native bfloat16 when only LoRA adapters train; else float32)")
+    dtype: str = _opt("auto", "precision of the weights: auto, float32, bfloat16 or float16 (auto: float32 when every weight trains, computed "
+                      "in bfloat16 on a GPU; with LoRA, bfloat16 for a 16-bit checkpoint such as smollm2-135m on a GPU or a CPU with native bfloat16; else float32)")
     n_train: int = _opt(2000, "synthetic training problems (offline demo)")
     eval_benchmark: str | None = _opt(None, "held-out problems evaluated before, during and after training: synthetic, gsm8k, math500, aime24, aime25, amc23 or a data file (default: synthetic for the offline demo, else no evaluation)")
     n_eval: int = _opt(200, "held-out problems evaluated (the first N of a benchmark; 0 skips the evaluation)")
@@ -499,14 +499,30 @@ def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `d
                        + (" or use the synthetic problems" if data_key == "dataset" else " or set ONESHOT_DATA_DIR to a folder of benchmark copies"))
 
 # %% ../nbs/11_cli.ipynb #ddd7713c
-def _run_dtype(opts: TrainOptions):
-    "The torch dtype a run's weights load in: `dtype`, or for 'auto' `policy_dtype` on the device the run trains on."
+def _run_dtypes(opts: TrainOptions,
+                device: str | None = None, # where the run trains; None: the CPU when the run asks for it, else `core.get_device()`
+               ):
+    "(weights, compute): the torch dtype a run's weights load in (`dtype`, or for 'auto' `policy_dtype`) and the one its passes compute in (`core.compute_dtype`)."
     import torch
+    from oneshot_reason.core import compute_dtype, get_device
     from oneshot_reason.models import policy_dtype
     from oneshot_reason.trainer import PRESETS
-    use_cpu = opts.trainer.get("use_cpu", PRESETS[_preset_name(opts)]().get("use_cpu"))
-    device = "cpu" if use_cpu or not torch.cuda.is_available() else None
-    return policy_dtype(opts.model or "tiny", opts.dtype, device, full_training=not opts.lora)
+    if device is None:
+        use_cpu = opts.trainer.get("use_cpu", PRESETS[_preset_name(opts)]().get("use_cpu"))
+        device = "cpu" if use_cpu or not torch.cuda.is_available() else str(get_device())
+    weights = policy_dtype(opts.model or "tiny", opts.dtype, device, full_training=not opts.lora)
+    return weights, compute_dtype(device, weights)
+
+def _run_compute(config, # the run's `OneShotConfig`
+                 weights, # the dtype the weights load in
+                ):
+    "The dtype a run's passes compute in: bfloat16 or float16 where the trainer's flags autocast, else the weights' own."
+    import torch
+    return torch.bfloat16 if config.bf16 else torch.float16 if config.fp16 else weights
+
+def _precision_text(config, weights) -> str:
+    "What the header says of a run's precision, e.g. 'float32 weights, bfloat16 compute'."
+    return f"{str(weights).removeprefix('torch.')} weights, {str(_run_compute(config, weights)).removeprefix('torch.')} compute"
 
 # %% ../nbs/11_cli.ipynb #aa1f9a70
 def _trainer_config(opts: TrainOptions):
@@ -519,7 +535,7 @@ def _trainer_config(opts: TrainOptions):
     if opts.iterative_steps is not None: overrides["iterative_steps"] = opts.iterative_steps
     if opts.cross_path_mode is not None: overrides["cross_path_mode"] = opts.cross_path_mode
     if opts.dynamic_sampling: overrides["dynamic_sampling"] = True
-    if not {"bf16", "fp16"} & set(opts.trainer): overrides["bf16"] = str(_run_dtype(opts)) == "torch.bfloat16"
+    if not {"bf16", "fp16"} & set(opts.trainer): overrides["bf16"] = str(_run_dtypes(opts)[1]) == "torch.bfloat16"
     if not opts.offline_demo and opts.model != "tiny" and "gradient_checkpointing" not in opts.trainer:
         overrides["gradient_checkpointing"] = True # a real model: recompute activations (bench/memory.py: 41% less peak memory on a CPU)
     try: return config_preset(_preset_name(opts), **{**overrides, **opts.trainer})
@@ -718,7 +734,7 @@ def _warn_bupo(opts: TrainOptions, config, console: Console) -> None:
 # %% ../nbs/11_cli.ipynb #017e3f99
 def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_method_defaults`)
                config, # its `OneShotConfig`
-               dtype: str | None = None, # the dtype the weights load in ('bfloat16'); None: not said
+               dtype: str | None = None, # the run's precision ('float32 weights, bfloat16 compute'); None: not said
               ) -> list[str]:
     "The run's first console lines: method, preset, format, reward stack, LoRA and dtype; the batch layout when it is not one device's batch; the methods' notes."
     from oneshot_reason.rewards import reward_preset
@@ -816,8 +832,8 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     train, heldout = _train_data(opts)
     check_run(config, opts.model or "tiny", train) # BuPO's layer, LUFFY's demonstrations: before the weights load
     _warn_bupo(opts, config, console)
-    dtype = _run_dtype(opts)
-    for line in run_header(opts, config, str(dtype).removeprefix("torch.")): console.line(line) # preset, format, reward, dtype; the batch; the methods' notes
+    dtype, _ = _run_dtypes(opts)
+    for line in run_header(opts, config, _precision_text(config, dtype)): console.line(line) # preset, format, reward, dtype; the batch; the methods' notes
     _barrier() # every process has checked the folder before any of them changes it
     if is_main_process():
         if opts.overwrite and (removed := clear_run(out)):
@@ -827,7 +843,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     _barrier()
     from oneshot_reason.models import load_policy
     model, tokenizer = load_policy(opts.model or "tiny", lora=opts.lora, dtype=dtype)
-    summary: dict[str, Any] = {"model": opts.model or "tiny", "dtype": str(dtype).removeprefix("torch."), "algo": config.algo, "preset": opts.preset, "format": opts.format, "seed": opts.seed,
+    summary: dict[str, Any] = {"model": opts.model or "tiny", "dtype": str(dtype).removeprefix("torch."), "compute_dtype": str(_run_compute(config, dtype)).removeprefix("torch."), "algo": config.algo, "preset": opts.preset, "format": opts.format, "seed": opts.seed,
                                "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format], "n_train": len(train),
                                "dataset": manifest["settings"]["data_path"] or manifest["settings"]["dataset"]}
     trainer = OneShotTrainer(model, rewards, args=config, train_dataset=train, processing_class=tokenizer,

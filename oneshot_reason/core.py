@@ -19,7 +19,7 @@ import torch
 
 # %% auto #0
 __all__ = ['HALF_DTYPES', 'RUN_LOCK', 'STAGING', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype',
-           'chat_text', 'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl', 'setting_value',
+           'compute_dtype', 'chat_text', 'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl', 'setting_value',
            'checkpoint_step', 'checkpoint_finished', 'last_complete_checkpoint', 'is_main_process', 'world_size',
            'lock_holder', 'holder_alive', 'RunLockedError', 'RunLock', 'write_text_atomic', 'write_failure',
            'out_of_space', 'folder_bytes', 'free_bytes', 'size_text', 'SaveError', 'save_error', 'saving_folder',
@@ -65,12 +65,21 @@ def default_dtype(device: torch.device | str | None = None, # where the model wi
                   stored: torch.dtype | None = None, # the dtype the checkpoint is stored in (its config's `dtype`), if known
                   full_training: bool = False, # every weight will be trained (no LoRA)
                  ) -> torch.dtype:
-    "bfloat16 on a GPU that has it (else float16); on a CPU with native bfloat16, bfloat16 for a 16-bit checkpoint unless all weights train; else float32."
+    "The weights' dtype: float32 wherever all weights train; else bfloat16 on a GPU that has it (float16 without), bfloat16 on a CPU that has it for a 16-bit checkpoint, float32 otherwise."
     device = torch.device(device) if device is not None else get_device()
-    if device.type == "cuda":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    if device.type == "cpu" and stored in HALF_DTYPES and not full_training and cpu_has_bf16(): return torch.bfloat16
+    if full_training: return torch.float32 # float32 master weights; the GPU computes in bfloat16 (`compute_dtype`)
+    if device.type == "cuda": return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if device.type == "cpu" and stored in HALF_DTYPES and cpu_has_bf16(): return torch.bfloat16
     return torch.float32
+
+# %% ../nbs/00_core.ipynb #24e9fc68
+def compute_dtype(device: torch.device | str | None = None, # where the model will live
+                  weights: torch.dtype = torch.float32, # the weights' dtype (`default_dtype`, or what the user forced)
+                 ) -> torch.dtype:
+    "The dtype the forward and backward passes compute in: bfloat16 on a GPU that has it (autocast over float32 weights), else the weights' own."
+    device = torch.device(device) if device is not None else get_device()
+    if device.type == "cuda" and weights == torch.float32 and torch.cuda.is_bf16_supported(): return torch.bfloat16
+    return weights
 
 # %% ../nbs/00_core.ipynb #fabdc27b
 def chat_text(value: Any, # text, a chat message, a list of messages, or a message's content parts

@@ -81,10 +81,12 @@ def build_prompt(question: str, # the problem text
 
 # %% ../nbs/01_data.ipynb #f57d9e4d
 def extract_hash_answer(text: str, # a GSM8K-style solution ending in `#### answer`
+                        commas: bool = False, # keep thousands separators as written (`1,080`), as the reference projects read GSM8K
                        ) -> str | None:
-    "The text after the last `####`, with commas and `$` removed; None when there is no `####`."
+    "The text after the last `####`, `$` removed, and its commas unless `commas`; None when there is no `####`."
     if not isinstance(text, str) or "####" not in text: return None
-    return text.split("####")[-1].replace(",", "").replace("$", "").strip()
+    answer = text.split("####")[-1].replace("$", "").strip()
+    return answer if commas else answer.replace(",", "")
 
 # %% ../nbs/01_data.ipynb #33a2562b
 def extract_boxed_answer(text: str, # text containing `\boxed{...}` (or `\fbox{...}`)
@@ -420,7 +422,7 @@ def demonstration_from_solution(solution: str, # a worked solution ending in `##
         raise OneShotError(f"a worked solution must end with '#### answer' (GSM8K's layout), got {str(solution)[-60:]!r}; "
                            "pass a column of GSM8K solutions as the demonstration column")
     reasoning = _CALCULATOR.sub("", solution.rsplit("####", 1)[0]).strip()
-    return get_format(format).render(reasoning, extract_hash_answer(solution))
+    return get_format(format).render(reasoning, extract_hash_answer(solution, commas=True))
 
 # %% ../nbs/01_data.ipynb #b638ab58
 _QUESTION_COLUMNS = ("question", "problem", "query", "input", "prompt")
@@ -475,7 +477,7 @@ def _row_answer(row: dict, where: str, answer_column: str | None) -> tuple[str, 
     except KeyError: raise OneShotError(f"{where}: no {answer_column!r}; fix the row or pass answer_column=") from None
     if "####" in answer:
         solution = _CALCULATOR.sub("", answer.rsplit("####", 1)[0]).strip()
-        answer = extract_hash_answer(answer)
+        answer = extract_hash_answer(answer, commas=True) # `1,080` kept: the reference projects' reading (see load_gsm8k)
     return answer, solution
 
 # %% ../nbs/01_data.ipynb #451b9b71
@@ -551,7 +553,7 @@ def load_gsm8k(split: str = "train", # 'train' or 'test' (Hub only)
                limit: int | None = None, # keep only the first `limit` rows
                demonstration_column: str | None = None, # 'answer': each worked solution as a demonstration in `format` (LUFFY)
               ) -> Dataset:
-    "GSM8K as `question`, `prompt`, `answer` (commas removed), `solution` and `data_source` columns (+ `demonstration`)."
+    "GSM8K as `question`, `prompt`, `answer` (as written: `1,080`), `solution` and `data_source` columns (+ `demonstration`)."
     if path is not None:
         path = Path(path).expanduser()
         return _rows_to_dataset(read_records(path), str(path), "gsm8k", format, question_column, answer_column,

@@ -32,7 +32,7 @@ from peft import LoraConfig, PeftModel, get_peft_model
 from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from .core import OneShotError, default_dtype, get_device, set_seed
+from .core import HALF_DTYPES, OneShotError, default_dtype, get_device, set_seed
 from .data import PromptFormat, extract_boxed_answer, extract_hash_answer, get_format, synthetic_problems
 from .rewards import check_answer
 
@@ -41,8 +41,8 @@ __all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'C
            'CHAT_EOS', 'SMOLLM2_NAME', 'SMOLLM2_CONVERSION', 'MODELS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED',
            'prepare_tokenizer', 'resolve_dtype', 'lora_config', 'tiny_path', 'model_cache_dir', 'cached_folder',
            'smollm2_gguf', 'convert_gguf', 'smollm2_folder', 'NamedModel', 'named_model', 'hub_offline',
-           'resolve_model_source', 'add_lora', 'policy_dtype', 'load_policy', 'save_policy', 'final_answer',
-           'quick_eval']
+           'resolve_model_source', 'add_lora', 'policy_dtype', 'precision_warning', 'load_policy', 'save_policy',
+           'final_answer', 'quick_eval']
 
 # %% ../nbs/03_models.ipynb #94f16243
 CHATML_TEMPLATE = (
@@ -373,7 +373,7 @@ def _stored_dtype(source: str, # a folder or a Hub id
 def policy_dtype(name_or_path: str | Path = "tiny", # what `load_policy` is given
                  dtype: str | torch.dtype | None = "auto", # 'auto', a name such as 'bf16', or a torch.dtype
                  device: str | torch.device | None = None, # where the model will live; None: `core.get_device()`
-                 full_training: bool = False, # every weight will be trained (no LoRA): 'auto' keeps float32 on a CPU
+                 full_training: bool = False, # every weight will be trained (no LoRA): 'auto' gives float32 on every device
                 ) -> torch.dtype:
     "The dtype `load_policy` loads `name_or_path` in: `dtype`, or for 'auto' `default_dtype` of how the checkpoint is stored."
     if dtype is not None and str(dtype).lower() != "auto": return resolve_dtype(dtype)
@@ -382,11 +382,31 @@ def policy_dtype(name_or_path: str | Path = "tiny", # what `load_policy` is give
     device = get_device(str(device) if device is not None else None)
     return resolve_dtype("auto", device, stored=_stored_dtype(source, local_only), full_training=full_training)
 
+# %% ../nbs/03_models.ipynb #4dff8634
+def precision_warning(model: torch.nn.Module, # the model about to train
+                      learning_rate: float, # the optimizer's step: AdamW moves each weight by about this much
+                      most: float = 0.5, # warn when more than this share of the trained weights cannot move
+                     ) -> str | None:
+    "One line when the trained weights are held in 16 bits and a step of `learning_rate` rounds away on most of them; else None."
+    trained = [p for p in model.parameters() if p.requires_grad]
+    total, half = sum(p.numel() for p in trained), [p for p in trained if p.dtype in HALF_DTYPES]
+    if not half or not total or learning_rate <= 0: return None
+    stuck = 0
+    with torch.no_grad():
+        for p in half:
+            for chunk in p.detach().flatten().split(2**24): # bounded extra memory on a large embedding
+                stuck += int(((chunk.float() + learning_rate).to(p.dtype) == chunk).sum())
+    if stuck / total <= most: return None
+    name = str(half[0].dtype).removeprefix("torch.")
+    return (f"learning_rate={learning_rate:g} with every trained weight held in {name} (dtype / --dtype {name}): a step "
+            f"that small rounds away on {stuck / total:.0%} of them; load the weights in float32 (dtype 'auto' or "
+            f"'float32'; a GPU still computes in bfloat16) or raise learning_rate")
+
 # %% ../nbs/03_models.ipynb #fb84e4eb
 def load_policy(name_or_path: str | Path = "tiny", # a named model ('tiny', 'smollm2-135m'), a local folder, or a Hub id
                 backend: str = "auto", # 'auto', 'hf' (transformers) or 'unsloth' (CUDA only)
                 lora: bool | int | dict | LoraConfig | None = None, # LoRA adapters: see `lora_config`; None/False for none
-                dtype: str | torch.dtype = "auto", # 'auto': see `policy_dtype` (bfloat16 for 16-bit checkpoints where the hardware has it)
+                dtype: str | torch.dtype = "auto", # 'auto': `policy_dtype` for LoRA or evaluation; to train every weight pass `policy_dtype(name, full_training=True)` (float32)
                 device: str | torch.device | None = None, # None picks CUDA, MPS or CPU (see `core.get_device`)
                 trust_remote_code: bool = False, # run code from the model's repository (only if you trust it)
                 **kwargs, # passed on to `from_pretrained` (e.g. `device_map`; for Unsloth `max_seq_length`, `load_in_4bit`)

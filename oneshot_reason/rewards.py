@@ -670,11 +670,13 @@ def _normalized(text: str, # an answer, a reference, or the text math-verify rea
     return text
 
 # %% ../nbs/02_rewards.ipynb #42f171f7
-_NAMED_SIDE = re.compile(r"(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?(?:\s*\(\s*[a-zA-Z](?:\s*,\s*[a-zA-Z])*\s*\))?\s*=\s*([^=<>]+)")
+_VARIABLE = r"(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?" # x, y_1, \theta
+_NAMED_SIDE = re.compile(_VARIABLE + r"\s*=\s*([^=<>]+)")
+_FUNCTION_SIDE = re.compile("(" + _VARIABLE + r"\([a-zA-Z](?:,[a-zA-Z])*\))=([^=<>]+)") # f(x)=, \sin(x)=, after spacing is gone
 _CHOICE = re.compile(r"\(?([A-E])\)?(?:[.:)].*)?")
 
 def _canonical(text: str) -> str:
-    "The answer without presentation: spacing, `$`, `\\text{}`, degrees, `%`, a trailing period, `x =` or `f(x) =`, `(C)` or `C. x = 42`."
+    "The answer without presentation: spacing, `$`, `\\text{}`, degrees, `%`, a trailing period, `x =`, `(C)` or `C. x = 42`."
     t = _squash(text)
     t = re.sub(r"\\[dt]frac(?![a-zA-Z])", r"\\frac", t)
     for _ in range(3):
@@ -687,6 +689,13 @@ def _canonical(text: str) -> str:
     if m: t = m.group(1).strip()
     m = _CHOICE.fullmatch(t)
     return m.group(1) if m else t
+
+def _canonical_pair(answer: str, reference: str) -> tuple[str, str]:
+    "Both `_canonical`; a left side naming a function (`f(x) =`) dropped from both only when both name the same one."
+    ca, cr = _canonical(answer), _canonical(reference)
+    fa, fr = _FUNCTION_SIDE.fullmatch(ca), _FUNCTION_SIDE.fullmatch(cr)
+    if fa and fr and fa.group(1) == fr.group(1): return fa.group(2), fr.group(2)
+    return ca, cr
 
 # %% ../nbs/02_rewards.ipynb #51e1429c
 _SOLUTION_CHARS = 200  # a longer reference without a box or `####` is a worked solution
@@ -896,13 +905,13 @@ def _decide(found: _Found | None, parts: list[str], text: str, deadline: float) 
         if verdict is not None: return verdict
         if found.how != "number" and len(answer) < _MAX_EXACT_CHARS:
             if exact_equal(answer, ref): return True
-            canonical = _canonical(answer)
-            if canonical and canonical == _canonical(ref): return True
+            canonical, canonical_ref = _canonical_pair(answer, ref)
+            if canonical and canonical == canonical_ref: return True
     pred, boxed = _math_verify_prediction(found, text)
     if _too_hard(ref) or _too_hard(pred, solution=not boxed): return False
     if _verify_cached("\\boxed{" + ref + "}", pred, deadline - time.monotonic()): return True
     if found is None or found.how == "number" or len(answer) >= _MAX_EXACT_CHARS: return False
-    ca, cr = _canonical(answer), _canonical(ref)  # once more without presentation: `f(x) = 2x + 3` against `y = 2x + 3`
+    ca, cr = _canonical_pair(answer, ref)  # once more without presentation: `f(x) = 2x + 3` against `y = 2x + 3`
     if not ca or not cr or (ca == _squash(answer) and cr == _squash(ref)) or _too_hard(ca) or _too_hard(cr): return False
     return _verify_cached("\\boxed{" + cr + "}", "\\boxed{" + ca + "}", deadline - time.monotonic())
 

@@ -35,10 +35,10 @@ from transformers.trainer_callback import TrainerCallback, TrainerState
 from transformers.trainer_utils import TrainOutput
 from fastcore.basics import patch
 
-from .core import (OneShotError, append_jsonl, chat_text, checkpoint_finished, checkpoint_step, world_size,
+from .core import (OneShotError, append_jsonl, chat_text, checkpoint_finished, checkpoint_step, compute_dtype, world_size,
                                  last_complete_checkpoint, setting_value)
 from .data import FORMATS
-from .models import load_policy, policy_dtype, resolve_model_source, tiny_path
+from .models import load_policy, policy_dtype, precision_warning, resolve_model_source, tiny_path
 from .rewards import reward_preset
 
 # %% auto #0
@@ -314,7 +314,7 @@ class OneShotConfig(GRPOConfig):
     def __post_init__(self):
         cuda = torch.cuda.is_available()
         if self.use_cpu is None: self.use_cpu = not cuda
-        if self.bf16 is None: self.bf16 = bool(cuda and not self.use_cpu and torch.cuda.is_bf16_supported() and not self.fp16)
+        if self.bf16 is None: self.bf16 = not self.fp16 and compute_dtype("cuda" if cuda and not self.use_cpu else "cpu") == torch.bfloat16
         if self.gradient_checkpointing is None: self.gradient_checkpointing = bool(cuda and not self.use_cpu)
         check_oneshot_config(self)
         super().__post_init__()
@@ -470,7 +470,7 @@ PRESETS: dict[str, Callable[[], dict]] = { # the tables in this notebook and the
                           format="think", logging_steps=1),
     "bupo": lambda: dict(algo="bupo", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
                          top_p=1.0, num_generations=8, per_device_train_batch_size=8, gradient_accumulation_steps=4,
-                         steps_per_generation=16, epsilon=0.2, epsilon_high=0.2, delta=10.0, loss_type="bnpo",
+                         steps_per_generation=16, epsilon=0.2, epsilon_high=0.2, delta=10.0, loss_type="bnpo", scale_rewards="group",
                          entropy_coef=0.0, max_grad_norm=1.0, weight_decay=0.01, max_completion_length=8192, max_steps=1200,
                          save_steps=400, internal_layer=None, iterative_steps=120, internal_norm=False,
                          chat_template_kwargs={"enable_thinking": False}, format="boxed", logging_steps=1),
@@ -550,7 +550,7 @@ def batch_layout(args) -> str: # an `OneShotConfig`
 # %% ../nbs/05_trainer.ipynb #c3715845
 def _resolve_model(model, # a loaded model, or a name for `load_policy`
                    processing_class, # the tokenizer given, or None
-                   full_training: bool = True): # every weight trains (no `peft_config`): 'auto' keeps float32 on a CPU
+                   full_training: bool = True): # every weight trains (no `peft_config`): 'auto' keeps float32 weights on every device
     "(model, tokenizer): `load_policy`'s when `model` is a name, the tokenizer given taking precedence."
     if not isinstance(model, str): return model, processing_class
     policy, tokenizer = load_policy(model, dtype=policy_dtype(model, full_training=full_training))
@@ -682,6 +682,7 @@ class OneShotTrainer(GRPOTrainer):
         super().__init__(model=model, reward_funcs=reward_funcs, args=args, train_dataset=train_dataset,
                          eval_dataset=eval_dataset, processing_class=processing_class, **kwargs)
         self._user_rollout_func = self.rollout_func
+        if (message := precision_warning(self.model, args.learning_rate)) is not None: warnings.warn(message) # 16-bit weights, tiny steps
         if names is not None and len(names) == len(self.reward_func_names): self.reward_func_names = list(names)
         self.reward_funcs = [f if isinstance(f, nn.Module) else _guard_reward(f, self._non_finite) for f in self.reward_funcs]
         self._set_tensorboard_dir()
