@@ -328,7 +328,7 @@ def _load_unsloth(source: str, lora, dtype: torch.dtype, trust_remote_code: bool
     if lora:
         cfg = lora_config(lora)
         model = FastLanguageModel.get_peft_model(
-            model, r=cfg.r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout, bias=cfg.bias,
+            model, r=cfg.r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout, bias=cfg.bias, use_rslora=cfg.use_rslora,
             target_modules=sorted(cfg.target_modules), use_gradient_checkpointing="unsloth", random_state=seed)
     return model, prepare_tokenizer(getattr(tokenizer, "tokenizer", tokenizer), model)
 
