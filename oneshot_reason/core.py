@@ -553,8 +553,11 @@ def unwritable_error(e: BaseException, # a failed write
         blocker = next((p for p in (path, *path.parents) if p.is_file()), path)
         return SaveError(f"cannot write {target}: {blocker} is a file, not a folder; choose an output folder whose parents are folders")
     why = "the file system is read-only" if e.errno == errno.EROFS else f"permission denied ({e.filename or folder})"
+    where = Path(e.filename) if e.filename else folder # the folder that refused: the file's, or the nearest one that exists
+    where = where if where.is_dir() else where.parent
+    while not where.exists() and where != where.parent: where = where.parent
     fix = (f"make it writable (mount it read-write)" if e.errno == errno.EROFS
-           else f"make it writable (chmod -R u+w {folder}; chattr -R -i {folder} if it is immutable)")
+           else f"make {where} writable (chmod u+w {where}; chattr -i {where} if it is immutable)")
     kept = (f"nothing complete was lost: the run resumes from {resumes_from.name}; {fix}, then resume_from_checkpoint=True"
             if resumes_from is not None else f"{fix}, or choose another folder")
     return SaveError(f"cannot write {target}: {why}; {kept}")
@@ -649,4 +652,5 @@ def save_errors(folder: str | Path, # the run folder
             warnings.simplefilter("ignore")
             newest = last_complete_checkpoint(folder) if Path(folder).is_dir() else None
         name = Path(e.filename).name if isinstance(e, OSError) and e.filename else None
+        if name: name = re.sub(r"^\.(.+)\.tmp$", r"\1", name) # `write_text_atomic`'s file beside it: the file it writes
         raise save_error(e, folder, name, resumes_from=newest) from e
