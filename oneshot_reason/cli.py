@@ -741,7 +741,10 @@ def _heldout_summary(callback, # `_heldout_evaluation`'s callback, or None
     if callback is None: return {}
     if not callback.records and callback.path.exists(): # a finished run resumed to rebuild its summary: nothing was measured
         from oneshot_reason.core import iter_jsonl
-        callback.records = {r["step"]: r for r in iter_jsonl(callback.path, [])}
+        from oneshot_reason.trainer import truncate_jsonl_steps
+        if trainer.is_world_process_zero(): truncate_jsonl_steps(callback.path, trainer.state.global_step) # a torn last line
+        _barrier()
+        callback.records = {r["step"]: r for r in iter_jsonl(callback.path)}
     callback.finish(trainer.state.global_step)
     return callback.summary()
 
@@ -858,12 +861,12 @@ def _finished_summary(out: Path, # a run folder whose newest checkpoint finished
                       needs_final: bool = True, # the run saves final/
                      ) -> dict | None:
     "The summary of a finished run, or None when its summary.json or final/ is missing or damaged (the resume rebuilds them from the checkpoint)."
-    if needs_final and not (out / "final").is_dir(): return None
     if not (out / "summary.json").is_file(): return None
     try: summary = read_json(out / "summary.json")
     except OneShotError as e:
         console.warn(f"{e}; writing it again from the run's last checkpoint".replace("; restore it from a copy, or delete it", ""))
         return None
+    if needs_final and not (out / "final").is_dir(): return None
     return summary if isinstance(summary, dict) else None
 
 # %% ../nbs/11_cli.ipynb #f024d346

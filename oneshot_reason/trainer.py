@@ -1329,9 +1329,11 @@ def _checkpoint_to_resume(self: OneShotTrainer,
     "The checkpoint folder `train` resumes from, or None for a fresh run."
     checkpoint = resume_from_checkpoint
     if checkpoint is True:
-        checkpoint = last_complete_checkpoint(self.args.output_dir) if Path(self.args.output_dir).is_dir() else None
+        skipped = [] # damaged ones, each also warned about
+        checkpoint = last_complete_checkpoint(self.args.output_dir, skipped) if Path(self.args.output_dir).is_dir() else None
         if checkpoint is None:
-            raise OneShotError(f"resume_from_checkpoint=True but {self.args.output_dir} has no checkpoint-N folder; "
+            why = f" ({'; '.join(f'{p.name}: {w}' for p, w in skipped)})" if skipped else ""
+            raise OneShotError(f"resume_from_checkpoint=True but {self.args.output_dir} has no complete checkpoint-N folder{why}; "
                                "train without resuming or pass a checkpoint path")
     elif checkpoint and not Path(checkpoint).is_dir():
         raise OneShotError(f"checkpoint {checkpoint} does not exist; pass a checkpoint-N folder or resume_from_checkpoint=True")
