@@ -614,8 +614,8 @@ class GracefulStop:
     signals = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self, message: str = "{name} received: finishing the current step, then saving it (send it again to stop at once, without saving)\n",
-                 repeat_window: float = 0.1, # seconds in which the same signal again counts as the same one (a copy)
-                 forward_window: float = 2.0, # seconds in which the other signal counts as the same one (a launcher forwards SIGINT as SIGTERM)
+                 repeat_window: float = 0.25, # seconds in which the same signal again counts as the same one (a launcher forwarding it)
+                 forward_window: float = 2.0, # seconds in which the other signal counts as the same one (a launcher's SIGTERM after a Ctrl-C)
                 ):
         self.message, self.repeat_window, self.forward_window = message, repeat_window, forward_window
         self.signum, self._when, self._previous = None, 0.0, {}
