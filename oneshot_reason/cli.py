@@ -27,14 +27,16 @@ import yaml
 
 from .core import (OneShotError, append_jsonl, checkpoint_finished, checkpoint_step, is_main_process,
                                  last_complete_checkpoint, set_seed, setting_value, world_size, write_text_atomic)
+from .core import RUN_LOCK, chat_text, STAGING, SaveError, read_json, unwritable_error
 
 # %% auto #0
-__all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'RUN_FILES', 'MANIFEST_STEPS', 'EVAL_BATCH_SIZE', 'KNOWN_LIBRARY_WARNINGS',
-           'TrainOptions', 'SettingError', 'fill_method_defaults', 'check_options', 'load_options', 'run_files',
-           'manifest_trainer_fields', 'run_manifest', 'manifest_differences', 'prepare_run_dir', 'clear_run',
-           'check_offline', 'Console', 'step_line', 'console_callback', 'summary_text', 'run_header', 'RunClock',
-           'run_train', 'eval_output_dir', 'metric_counts', 'run_eval', 'eval_text', 'run_generate', 'build_parser',
-           'cli_words', 'silence_known_warnings', 'one_line_warnings', 'main']
+__all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'RUN_FILES', 'FILES_LIST', 'RUN_WRITES', 'MANIFEST_STEPS', 'TRAIN_TEXT_LIMIT',
+           'EVAL_BATCH_SIZE', 'KNOWN_LIBRARY_WARNINGS', 'TrainOptions', 'SettingError', 'fill_method_defaults',
+           'check_options', 'load_options', 'holds_run', 'run_files', 'other_files', 'manifest_trainer_fields',
+           'run_manifest', 'manifest_differences', 'prepare_run_dir', 'clear_run', 'check_offline', 'Console',
+           'step_line', 'console_callback', 'summary_text', 'run_header', 'RunClock', 'run_train', 'eval_output_dir',
+           'metric_counts', 'run_eval', 'eval_text', 'run_generate', 'build_parser', 'cli_words',
+           'silence_known_warnings', 'one_line_warnings', 'main']
 
 # %% ../nbs/11_cli.ipynb #e4d58175
 def _opt(default, help: str, factory=None):
@@ -229,6 +231,8 @@ def _check_paths(opts: TrainOptions) -> None:
         raise _refuse(opts, "data_path", opts.data_path, f"the file {what}; pass a .jsonl, .json, .parquet or .csv file")
     if Path(opts.output_dir).expanduser().is_file():
         raise _refuse(opts, "output_dir", opts.output_dir, "is a file; the run needs a folder (new, or holding this run)")
+    if (blocker := next((p for p in Path(opts.output_dir).expanduser().absolute().parents if p.is_file()), None)) is not None:
+        raise _refuse(opts, "output_dir", opts.output_dir, f"{blocker} is a file, not a folder; choose an output folder whose parents are folders")
     for key in ("question_column", "answer_column", "demo_column"):
         if key == "demo_column" and opts.data_path is None and (opts.dataset or "").lower() == "gsm8k": continue # load_gsm8k reads it
         if getattr(opts, key) is not None and opts.data_path is None:
@@ -347,13 +351,49 @@ def load_options(config: str | Path | None = None, # a YAML file of options (top
 # %% ../nbs/11_cli.ipynb #a5d59dc7
 RUN_FILES = ("run.json", "summary.json", "summary_before.json", "completions.jsonl", "heldout.jsonl", "runs", "final",
              "eval", "eval_before", "eval_after", "report.html", "wall_time.json") # besides checkpoint-N folders
+FILES_LIST = "run_files.json" # a run's list of the names its folder held before it started: not the run's, never deleted
+RUN_WRITES = ("run.json", "summary.json", "completions.jsonl", "heldout.jsonl", "final", "eval_before", "eval_after",
+              "wall_time.json") # what training writes over (besides checkpoint-N): a user's file of these names stops a new run
+_RUN_MARKS = ("run.json", FILES_LIST, "completions.jsonl", "summary.json", "wall_time.json") # one of these (or a checkpoint-N): a run
+
+def _checkpoint_name(name: str) -> bool: return re.fullmatch(r"checkpoint-\d+", name) is not None
+
+def _not_the_runs(out: Path) -> set[str]:
+    "The names `run_files.json` lists as there before the run; none without it (an older run's folder, or no run)."
+    try: names = json.loads((out / FILES_LIST).read_text(encoding="utf-8")).get("not_the_runs", [])
+    except (OSError, ValueError, AttributeError): return set()
+    return {str(n) for n in names}
+
+def _is_model_card(path: Path) -> bool:
+    "Whether a README.md is the model card a run writes (tagged oneshot_reason), not a user's."
+    try: return "\n- oneshot_reason\n" in path.read_text(encoding="utf-8", errors="replace")[:2000]
+    except OSError: return False
+
+def holds_run(output_dir: str | Path) -> bool:
+    "Whether `output_dir` holds a run (its run.json, run_files.json, records, summary or a checkpoint-N), not only other files."
+    out = Path(output_dir)
+    if not out.is_dir(): return False
+    theirs = _not_the_runs(out)
+    return (any((out / n).exists() and n not in theirs for n in _RUN_MARKS)
+            or any(p.is_dir() and _checkpoint_name(p.name) and p.name not in theirs for p in out.glob("checkpoint-*")))
 
 def run_files(output_dir: str | Path) -> list[Path]:
-    "The files and folders of a run in `output_dir` (empty when it holds none)."
+    "The files and folders of the run in `output_dir` (empty when it holds none): never a name its run_files.json lists, a README.md only if it is the run's model card."
+    out = Path(output_dir)
+    if not holds_run(out): return []
+    theirs = _not_the_runs(out)
+    found = [out / n for n in RUN_FILES if (out / n).exists() and n not in theirs]
+    found += sorted((p for p in out.glob("checkpoint-*") if p.is_dir() and _checkpoint_name(p.name) and p.name not in theirs),
+                    key=lambda p: int(p.name.rsplit("-", 1)[1]))
+    if "README.md" not in theirs and _is_model_card(out / "README.md"): found.append(out / "README.md")
+    return found + [out / n for n in (STAGING, FILES_LIST) if (out / n).exists()]
+
+def other_files(output_dir: str | Path) -> list[Path]:
+    "What `output_dir` holds besides its run's files and lock: files no command deletes or writes over."
     out = Path(output_dir)
     if not out.is_dir(): return []
-    found = [out / name for name in RUN_FILES if (out / name).exists()]
-    return found + sorted((p for p in out.glob("checkpoint-*") if p.is_dir()), key=lambda p: p.name)
+    mine = set(run_files(out)) | {out / RUN_LOCK}
+    return sorted(p for p in out.iterdir() if p not in mine)
 
 # %% ../nbs/11_cli.ipynb #12e9ed43
 MANIFEST_STEPS = ("max_steps", "save_steps", "eval_steps") # may differ between a run and its resume
@@ -370,8 +410,9 @@ def manifest_trainer_fields(algo: str | None = None, # the run's methods ('m3po+
 # %% ../nbs/11_cli.ipynb #dce2bf05
 def run_manifest(opts: TrainOptions, # the run's options
                  config, # its `OneShotConfig`
+                 dtype: str | None = None, # the dtype the weights train in ('float32'); None: not recorded
                 ) -> dict:
-    "What `run.json` records: `settings` (compared on resume) and the step counts."
+    "What `run.json` records: `settings` (compared on resume, the dtype the weights train in among them) and the step counts."
     settings = {"algo": config.algo, "model": opts.model or "tiny", "dataset": opts.dataset or ("synthetic" if opts.offline_demo else "gsm8k"),
                 "data_path": str(Path(opts.data_path).expanduser().resolve()) if opts.data_path else None,
                 "question_column": opts.question_column, "answer_column": opts.answer_column, "demo_column": opts.demo_column,
@@ -380,6 +421,7 @@ def run_manifest(opts: TrainOptions, # the run's options
                 "n_train": opts.n_train if opts.offline_demo else None, "n_eval": opts.n_eval if _eval_benchmark(opts) else None,
                 "eval_benchmark": _eval_benchmark(opts)}
     settings.update({key: setting_value(getattr(config, key)) for key in manifest_trainer_fields(config.algo)})
+    if dtype is not None: settings["dtype"] = dtype
     settings.update({f"trainer.{k}": setting_value(v) for k, v in opts.trainer.items() if k not in settings and k not in MANIFEST_STEPS})
     return {"settings": settings, "max_steps": config.max_steps, "save_steps": setting_value(config.save_steps),
             "eval_steps": opts.eval_steps}
@@ -405,46 +447,72 @@ def _describe(out: Path) -> str:
     words = []
     manifest = out / "run.json"
     if manifest.is_file():
-        try: words.append(json.loads(manifest.read_text())["settings"]["algo"])
-        except (KeyError, ValueError, TypeError): pass
+        try: words.append(json.loads(manifest.read_text(encoding="utf-8"))["settings"]["algo"])
+        except (KeyError, ValueError, TypeError): pass # damaged: said when it is read to resume
     with warnings.catch_warnings(): # an incomplete checkpoint is skipped silently here: the refusal stays one line
         warnings.simplefilter("ignore")
         if (checkpoint := last_complete_checkpoint(out)) is not None: words.append(checkpoint.name)
     if (out / "summary.json").is_file(): words.append("finished")
     return f" ({', '.join(words)})" if words else ""
 
+# %% ../nbs/11_cli.ipynb #3d8c2a42
+def _read_run_json(out: Path) -> dict:
+    "A run's `run.json`; damaged, one line naming it, the line and the fix."
+    run = read_json(out / "run.json", fix=f"restore it, or delete it to resume with this command's settings (then only the checkpoint's are compared)")
+    if not isinstance(run, dict): raise OneShotError(f"{out / 'run.json'}: expected a JSON object; restore it, or delete it to resume with this command's settings")
+    return run
+
+def _names(paths: list[Path]) -> str:
+    "File names in a message, checkpoints counted: 'run.json, runs/, checkpoint-2/ to checkpoint-8/ (4 checkpoints)'."
+    names = [p.name + ("/" if p.is_dir() else "") for p in paths if not _checkpoint_name(p.name)]
+    checkpoints = sorted((p.name for p in paths if _checkpoint_name(p.name)), key=lambda n: int(n.rsplit("-", 1)[1]))
+    if len(checkpoints) > 2: names.append(f"{checkpoints[0]}/ to {checkpoints[-1]}/ ({len(checkpoints)} checkpoints)")
+    else: names += [f"{c}/" for c in checkpoints]
+    return ", ".join(names)
+
 # %% ../nbs/11_cli.ipynb #19051b95
 def prepare_run_dir(opts: TrainOptions, # the run's options
                     manifest: dict, # `run_manifest` of the command
                    ) -> Path | None:
-    "The checkpoint to resume from (None: a fresh run); refuses what would mix or drop another run's files."
+    "The checkpoint to resume from (None: a fresh run); refuses what would mix or drop another run's files, or write over a user's."
     out = Path(opts.output_dir).expanduser()
     found = run_files(out)
-    if found == [out / "run.json"]: found = [] # a run that stopped before writing anything else: nothing to lose
-    folder = _setting(opts, "output_dir", opts.output_dir)
+    if {p.name for p in found} <= {"run.json", FILES_LIST, STAGING}: found = [] # a run that stopped before writing anything else: nothing to lose
+    folder, resume, overwrite = _setting(opts, "output_dir", opts.output_dir), _setting(opts, "resume", True), _setting(opts, "overwrite", True)
+    skipped = []
+    with warnings.catch_warnings(): # each skipped checkpoint is said once, below
+        warnings.simplefilter("ignore")
+        checkpoint = last_complete_checkpoint(out, skipped) if out.is_dir() else None
+    damaged = "; ".join(f"{p.name} {why}" if why.startswith("incomplete") else f"{p.name}: {why}" for p, why in skipped)
     if opts.resume:
-        checkpoint = last_complete_checkpoint(out)
         if checkpoint is None:
-            why = "it does not exist" if not out.exists() else "the run stopped before its first checkpoint" if found else "it holds no run"
-            raise SettingError(f"{_setting(opts, 'resume', True)}: nothing to resume in {folder} ({why}); train without "
-                               f"{_setting(opts, 'resume', True, show_value=False)}" + (f" or start afresh with {_setting(opts, 'overwrite', True)}" if found else ""))
+            why = ("it does not exist" if not out.exists() else f"no checkpoint is complete: {damaged}" if skipped
+                   else "the run stopped before its first checkpoint" if found else "it holds no run")
+            raise SettingError(f"{resume}: nothing to resume in {folder} ({why}); train without {_setting(opts, 'resume', True, show_value=False)}"
+                               + (f" or start afresh with {overwrite} (it deletes {_names(found)})" if found else ""))
+        for p, why in skipped: warnings.warn(f"{p} is skipped ({why}); resuming from {checkpoint.name}")
         if (out / "run.json").is_file():
-            diffs = manifest_differences(json.loads((out / "run.json").read_text()), manifest)
+            diffs = manifest_differences(_read_run_json(out), manifest)
             if diffs:
                 named = "; ".join(f"{_name(opts, k)}: {a!r} in the run, {b!r} now" for k, a, b in diffs)
-                raise SettingError(f"{_setting(opts, 'resume', True)}: {folder} holds a run with other settings ({named}); "
-                                   f"repeat the run's settings to continue it, train into another folder, or start afresh with "
-                                   f"{_setting(opts, 'overwrite', True)}")
+                raise SettingError(f"{resume}: {folder} holds a run with other settings ({named}); "
+                                   f"repeat the run's settings to continue it, train into another folder, or start afresh with {overwrite}")
         return checkpoint
     if found and not opts.overwrite:
-        raise SettingError(f"{folder} already holds a run{_describe(out)}; continue it with {_setting(opts, 'resume', True)}, "
-                           f"start afresh with {_setting(opts, 'overwrite', True)} (deletes its checkpoints, logs and results), "
-                           f"or choose another folder")
+        if checkpoint is None and skipped:
+            raise SettingError(f"{folder} already holds a run{_describe(out)} with no complete checkpoint to resume from ({damaged}); "
+                               f"start afresh with {overwrite} (it deletes {_names(found)}), or choose another folder")
+        raise SettingError(f"{folder} already holds a run{_describe(out)}; continue it with {resume}, "
+                           f"start afresh with {overwrite} (deletes its checkpoints, logs and results), or choose another folder")
+    clash = [p for p in other_files(out) if p.name in RUN_WRITES or _checkpoint_name(p.name)]
+    if clash:
+        raise SettingError(f"{folder} holds {_names(clash)}, which a run writes and which are not a run's here; "
+                           f"move {'them' if len(clash) > 1 else 'it'} elsewhere or choose another folder")
     return None
 
 # %% ../nbs/11_cli.ipynb #d29c7c6d
 def clear_run(output_dir: str | Path) -> list[str]:
-    "Delete a run's files from `output_dir` (nothing else); returns their names."
+    "Delete a run's files from `output_dir` (`run_files`: nothing else); returns their names."
     removed = []
     for p in run_files(output_dir):
         if p.is_dir(): shutil.rmtree(p)
@@ -552,7 +620,7 @@ def _heldout_data(opts: TrainOptions):
     return heldout_problems(name, opts.n_eval, format=opts.format, seed=opts.seed)
 
 # %% ../nbs/11_cli.ipynb #226f0004
-def _train_data(opts: TrainOptions):
+def _load_train_data(opts: TrainOptions):
     "The training set and the held-out set (None without evaluation) in the run's prompt format."
     from oneshot_reason import data
     if opts.offline_demo:
@@ -564,6 +632,22 @@ def _train_data(opts: TrainOptions):
     if name == "synthetic": return data.synthetic_problems(opts.n_train, seed=opts.seed, split="train", format=opts.format), _heldout_data(opts)
     if name == "gsm8k": return data.load_gsm8k("train", format=opts.format, demonstration_column=opts.demo_column), _heldout_data(opts)
     return data.load_benchmark(name, format=opts.format), _heldout_data(opts)
+
+TRAIN_TEXT_LIMIT = 100_000 # characters of one training prompt at most (about 25,000 tokens; longer ones are refused before tokenisation)
+
+def _check_text_sizes(opts: TrainOptions, train) -> None:
+    "Refuse a training prompt longer than `TRAIN_TEXT_LIMIT` characters in one line naming the row, before anything tokenises it."
+    for i, prompt in enumerate(train["prompt"]):
+        if (n := len(chat_text(prompt))) > TRAIN_TEXT_LIMIT:
+            where = _setting(opts, "data_path", opts.data_path) if opts.data_path else _setting(opts, "dataset", opts.dataset or "gsm8k")
+            raise SettingError(f"{where}: row {i + 1}'s prompt has {n:,} characters, more than the limit of {TRAIN_TEXT_LIMIT:,} "
+                               "(TRAIN_TEXT_LIMIT); shorten or remove that row")
+
+def _train_data(opts: TrainOptions):
+    "The training set and the held-out set (None without evaluation) in the run's prompt format; no prompt longer than `TRAIN_TEXT_LIMIT`."
+    train, heldout = _load_train_data(opts)
+    _check_text_sizes(opts, train)
+    return train, heldout
 
 # %% ../nbs/11_cli.ipynb #4b3adc15
 def _check_heldout_offline(opts: TrainOptions) -> None:
@@ -680,6 +764,12 @@ def _heldout_summary(callback, # `_heldout_evaluation`'s callback, or None
                     ) -> dict:
     "The held-out accuracies before and after training for summary.json (the last step measured if it was not)."
     if callback is None: return {}
+    if not callback.records and callback.path.exists(): # a finished run resumed to rebuild its summary: nothing was measured
+        from oneshot_reason.core import iter_jsonl
+        from oneshot_reason.trainer import truncate_jsonl_steps
+        if trainer.is_world_process_zero(): truncate_jsonl_steps(callback.path, trainer.state.global_step) # a torn last line
+        _barrier()
+        callback.records = {r["step"]: r for r in iter_jsonl(callback.path)}
     callback.finish(trainer.state.global_step)
     return callback.summary()
 
@@ -785,18 +875,57 @@ class RunClock:
             def on_step_end(self, args, state, control, **kwargs): clock.save()
         return SaveTime()
 
+# %% ../nbs/11_cli.ipynb #19d21f80
+def _step_of(step: int, # the step a checkpoint holds
+             max_steps: int, # the run's length (<= 0: set by epochs)
+            ) -> str:
+    "Where a run stands in words: 'step 4 of 6', 'step 4' (a length set in epochs), 'step 4, past the 3 asked for'."
+    if max_steps <= 0: return f"step {step}"
+    return f"step {step} of {max_steps}" if step <= max_steps else f"step {step}, past the {max_steps} asked for"
+
+# %% ../nbs/11_cli.ipynb #68ff2f17
+def _finished_summary(out: Path, # a run folder whose newest checkpoint finished the run
+                      console: Console, # where a damaged summary is said
+                      needs_final: bool = True, # the run saves final/
+                     ) -> dict | None:
+    "The summary of a finished run, or None when its summary.json or final/ is missing or damaged (the resume rebuilds them from the checkpoint)."
+    if not (out / "summary.json").is_file(): return None
+    try: summary = read_json(out / "summary.json")
+    except OneShotError as e:
+        console.warn(f"{e}; writing it again from the run's last checkpoint".replace("; restore it from a copy, or delete it", ""))
+        return None
+    if needs_final and not (out / "final").is_dir(): return None
+    return summary if isinstance(summary, dict) else None
+
+# %% ../nbs/11_cli.ipynb #f024d346
+def _run_record(manifest: dict, # `run_manifest` of this command
+                previous: dict | None, # the run.json of the run this command resumes; None: a new run
+                command: str | None, # this command as typed
+               ) -> dict:
+    "What run.json holds: the manifest, the command that started the run, and each resume's command after it."
+    if previous is None: return {**manifest, "command": command}
+    return {**manifest, "command": previous.get("command", command), "resumes": [*previous.get("resumes", []), command]}
+
 # %% ../nbs/11_cli.ipynb #3fd69164
 import functools
 from .core import RunLock, save_errors, write_text_atomic
 
 def _holding_run_dir(run):
-    "`run_train` holding its folder's lock while it runs, with a write that finds no space told in one line."
+    "`run_train` holding its folder's lock while it runs, with a write that finds no space or is refused told in one line; a `--resume` of a folder it cannot write goes on without the lock as far as it needs no write (a finished run)."
     @functools.wraps(run)
     def locked(opts: TrainOptions, console: Console | None = None):
         if not hasattr(opts, "_sources"): check_options(opts) # built directly: the folder named must be a valid one
         out = Path(opts.output_dir).expanduser()
         if opts.resume and not out.exists(): return run(opts, console)
-        with save_errors(out), RunLock(out, notify=(console or Console()).warn): return run(opts, console)
+        with save_errors(out):
+            lock = RunLock(out, notify=(console or Console()).warn)
+            try: lock.__enter__()
+            except SaveError as e: # the folder cannot be written
+                if not opts.resume: raise
+                opts._unwritable = e # raised where the run would first write
+                return run(opts, console)
+            try: return run(opts, console)
+            finally: lock.__exit__(None, None, None)
     return locked
 
 # %% ../nbs/11_cli.ipynb #17cb90ed
@@ -809,22 +938,22 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     start = time.time()
     if not hasattr(opts, "_sources"): check_options(opts) # built directly, not through `load_options`
     out = Path(opts.output_dir).expanduser()
-    previous = json.loads((out / "run.json").read_text()) if opts.resume and (out / "run.json").is_file() else None
+    previous = _read_run_json(out) if opts.resume and (out / "run.json").is_file() else None
     if opts.resume and opts.max_steps is None and previous and (previous.get("max_steps") or 0) > 0:
         opts.max_steps = previous["max_steps"] # a resume continues to the run's own step count unless told otherwise
     check_offline(opts, default_data=None if opts.offline_demo else "gsm8k")
     _check_heldout_offline(opts)
     config = _trainer_config(opts)
-    manifest = run_manifest(opts, config)
+    manifest = run_manifest(opts, config, str(_run_dtype(opts)).removeprefix("torch."))
     checkpoint = prepare_run_dir(opts, manifest)
-    if checkpoint is not None and checkpoint_finished(checkpoint, config.max_steps) and (out / "summary.json").is_file():
-        done = checkpoint_step(checkpoint)
-        target = config.max_steps if config.max_steps > 0 else done # the run's own count, which it reached
-        summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").is_file() else {"steps": done}
+    finished = checkpoint is not None and checkpoint_finished(checkpoint, config.max_steps)
+    summary = _finished_summary(out, console, config.save_final_model) if finished else None
+    if summary is not None:
         summary.update(run_dir=str(out), finished=True)
-        console.summary(f"{out} already finished: step {done} of {target} ({checkpoint.name}); nothing to train. "
-                        f"Pass a larger {_name(opts, 'max_steps')} to train further.", summary)
+        console.summary(f"{out} already finished: {_step_of(checkpoint_step(checkpoint), config.max_steps)} ({checkpoint.name}); "
+                        f"nothing to train. Pass a larger {_name(opts, 'max_steps')} to train further.", summary)
         return summary
+    if getattr(opts, "_unwritable", None) is not None: raise opts._unwritable # from here on the run writes
     from oneshot_reason.rewards import reward_preset
     from oneshot_reason.trainer import OneShotTrainer, check_run
     set_seed(opts.seed)
@@ -837,9 +966,14 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     _barrier() # every process has checked the folder before any of them changes it
     if is_main_process():
         if opts.overwrite and (removed := clear_run(out)):
-            console.warn(f"{_setting(opts, 'overwrite', True)}: deleted the previous run's {', '.join(removed)} from {out}")
+            kept = other_files(out)
+            console.warn(f"{_setting(opts, 'overwrite', True)}: deleted the previous run's {', '.join(removed)} from {out}"
+                         + (f"; kept {_names(kept)} (not the run's)" if kept else ""))
         out.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(out / "run.json", json.dumps({**manifest, "command": getattr(opts, "_command", None)}, indent=2))
+        if checkpoint is None: # a new run: what the folder holds already stays the user's
+            write_text_atomic(out / FILES_LIST, json.dumps({"not_the_runs": sorted(p.name for p in other_files(out))}, indent=1))
+        write_text_atomic(out / "run.json", json.dumps(_run_record(manifest, previous if checkpoint is not None else None,
+                                                                   getattr(opts, "_command", None)), indent=2))
     _barrier()
     from oneshot_reason.models import load_policy
     model, tokenizer = load_policy(opts.model or "tiny", lora=opts.lora, dtype=dtype)
@@ -853,7 +987,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     clock = RunClock(out, start, resumed=checkpoint is not None); trainer.add_callback(clock.callback())
     health = _watch_health(trainer, console)
     heldout_eval = _heldout_evaluation(trainer, opts, heldout, console)
-    if checkpoint is not None: console.line(f"resuming from {checkpoint} (step {checkpoint_step(checkpoint)} of {config.max_steps})")
+    if checkpoint is not None: console.line(f"resuming from {checkpoint} ({_step_of(checkpoint_step(checkpoint), config.max_steps)})")
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     summary.update(_heldout_summary(heldout_eval, trainer))
     summary["steps"] = trainer.state.global_step
@@ -1103,7 +1237,11 @@ def _dispatch(args: argparse.Namespace, # the parsed flags
         return summary
     if args.command == "report":
         from oneshot_reason.viz import write_report
-        path = write_report(kw["run_dir"], kw["output"])
+        try: path = write_report(kw["run_dir"], kw["output"])
+        except OSError as e:
+            output = Path(kw["output"]) if Path(kw["output"]).is_absolute() else Path(kw["run_dir"]) / kw["output"]
+            if (refused := unwritable_error(e, output.parent)) is None: raise
+            raise OneShotError(str(refused).split("; ")[0] + f"; write the report elsewhere with --output PATH") from None
         print(path)
         return path
     _quiet_libraries()
@@ -1132,6 +1270,21 @@ def one_line_warnings():
             print(_warning_line(message, category, filename, lineno), end="", file=sys.stderr, flush=True)
         yield
 
+# %% ../nbs/11_cli.ipynb #ef1214f2
+def _after_interrupt(args: argparse.Namespace, # the parsed flags of the interrupted command
+                    ) -> str:
+    "What to do after an interrupt: resume from the newest complete checkpoint, or, with none, start again."
+    if args.command != "train": return "run the same command again"
+    out = Path(getattr(args, "output_dir", None) or TrainOptions.output_dir).expanduser()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        newest = last_complete_checkpoint(out) if out.is_dir() else None
+    if newest is not None:
+        return f"run the same command{'' if args.resume else ' with --resume'} to continue from the newest checkpoint ({newest.name})"
+    lost = [p for p in run_files(out) if p.name not in ("run.json", FILES_LIST, STAGING)]
+    return ("no checkpoint was saved, so there is nothing to resume; run the same command again"
+            + (" with --overwrite" if lost and not args.overwrite else "") + (" without --resume" if args.resume else ""))
+
 # %% ../nbs/11_cli.ipynb #b150e141
 def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
         ) -> int:
@@ -1155,7 +1308,7 @@ def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
         print(f"oneshot-reason: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e: # SIGINT, or SIGTERM after the trainer saved its step (`TrainingInterrupted`)
-        print("oneshot-reason: interrupted; run the same command with --resume to continue from the newest checkpoint", file=sys.stderr)
+        print(f"oneshot-reason: interrupted; {_after_interrupt(args)}", file=sys.stderr)
         return 128 + getattr(e, "signum", signal.SIGINT) # 130 for SIGINT, 143 for SIGTERM, as shells report them
     return 0
 

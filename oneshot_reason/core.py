@@ -20,10 +20,10 @@ import torch
 # %% auto #0
 __all__ = ['HALF_DTYPES', 'RUN_LOCK', 'STAGING', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype',
            'compute_dtype', 'chat_text', 'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl', 'setting_value',
-           'checkpoint_step', 'checkpoint_finished', 'last_complete_checkpoint', 'is_main_process', 'world_size',
-           'lock_holder', 'holder_alive', 'RunLockedError', 'RunLock', 'write_text_atomic', 'write_failure',
-           'out_of_space', 'folder_bytes', 'free_bytes', 'size_text', 'SaveError', 'save_error', 'saving_folder',
-           'save_errors']
+           'read_json', 'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem', 'last_complete_checkpoint',
+           'is_main_process', 'world_size', 'lock_holder', 'holder_alive', 'RunLockedError', 'RunLock',
+           'write_text_atomic', 'write_failure', 'out_of_space', 'folder_bytes', 'free_bytes', 'size_text',
+           'unwritable_error', 'SaveError', 'save_error', 'saving_folder', 'save_errors']
 
 # %% ../nbs/00_core.ipynb #fcc57688
 class OneShotError(ValueError):
@@ -132,24 +132,34 @@ def append_jsonl(path: str | Path, # the file to append to (created with its fol
     return n
 
 # %% ../nbs/00_core.ipynb #b5e9158d
+def _jsonl_problem(raw: bytes) -> tuple[Any, str | None]:
+    "(the object of one JSON Lines line, None) or (None, why it is not one)."
+    try: line = raw.decode("utf-8")
+    except UnicodeDecodeError as e: return None, f"not UTF-8 text (byte {e.start + 1} of the line)"
+    try: record = json.loads(line)
+    except json.JSONDecodeError as e: return None, f"not valid JSON ({e.msg})"
+    if not isinstance(record, dict): return None, f"expected a JSON object, got {type(record).__name__}"
+    return record, None
+
 def iter_jsonl(path: str | Path, # a JSON Lines file
+               skipped: list | None = None, # given: bad lines are noted here as (line number, why) and passed over
               ) -> Iterator[dict]:
-    "Yield the objects of a JSON Lines file; a bad line raises `OneShotError` naming the file and line."
+    "Yield the objects of a JSON Lines file; a bad line (not JSON, not UTF-8) raises `OneShotError` naming the file, the line and the fix."
     path = Path(path)
     if not path.exists(): raise OneShotError(f"{path}: no such file; check the path")
-    with path.open(encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
-            if not line.strip(): continue
-            try: record = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise OneShotError(f"{path}, line {i}: not valid JSON ({e.msg}); fix or remove that line") from None
-            if not isinstance(record, dict):
-                raise OneShotError(f"{path}, line {i}: expected a JSON object, got {type(record).__name__}")
-            yield record
+    with path.open("rb") as f:
+        for i, raw in enumerate(f, 1):
+            if not raw.strip(): continue
+            record, why = _jsonl_problem(raw)
+            if why is None: yield record; continue
+            if not raw.endswith(b"\n"): why += ", the last line cut short"
+            if skipped is not None: skipped.append((i, why)); continue
+            raise OneShotError(f"{path}, line {i}: {why}; fix or remove that line")
 
-def read_jsonl(path: str | Path) -> list[dict]:
+def read_jsonl(path: str | Path, skipped: list | None = None) -> list[dict]:
     "All the objects of a JSON Lines file (see `iter_jsonl`)."
-    return list(iter_jsonl(path))
+    return list(iter_jsonl(path, skipped))
+
 
 # %% ../nbs/00_core.ipynb #5ee0f19f
 def setting_value(value: Any, # a configuration value
@@ -160,12 +170,30 @@ def setting_value(value: Any, # a configuration value
     if isinstance(value, (list, tuple)): return [setting_value(v) for v in value]
     return str(value)
 
+# %% ../nbs/00_core.ipynb #c3774ab3
+def read_json(path: str | Path, # a JSON file
+              fix: str = "restore it from a copy, or delete it", # what the user can do about a damaged file
+             ) -> Any:
+    "The content of a JSON file; a missing, damaged or non-UTF-8 one raises `OneShotError` naming the file, the line and `fix`."
+    path = Path(path)
+    try: data = path.read_bytes()
+    except FileNotFoundError: raise OneShotError(f"{path}: no such file; check the path") from None
+    try: text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise OneShotError(f"{path}, line {line}: not UTF-8 text (byte {e.start + 1}); {fix}") from None
+    try: return json.loads(text)
+    except json.JSONDecodeError as e:
+        cut = ", the file ends too early" if e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated") else ""
+        raise OneShotError(f"{path}, line {e.lineno}: not valid JSON ({e.msg}{cut}); {fix}") from None
+
 # %% ../nbs/00_core.ipynb #2a671e44
 def checkpoint_step(checkpoint: str | Path, # a checkpoint-N folder
                    ) -> int:
-    "The global step a checkpoint folder was saved at."
+    "The global step a checkpoint folder was saved at (its state's, else its name's)."
     state = Path(checkpoint) / "trainer_state.json"
-    if state.exists(): return int(json.loads(state.read_text()).get("global_step", 0))
+    try: return int(json.loads(state.read_text(encoding="utf-8")).get("global_step", 0))
+    except (OSError, ValueError, TypeError, AttributeError): pass # missing or damaged: the name says it
     try: return int(Path(checkpoint).name.rsplit("-", 1)[-1])
     except ValueError: raise OneShotError(f"{checkpoint} is not a checkpoint-N folder; pass one or resume_from_checkpoint=True") from None
 
@@ -178,15 +206,63 @@ def checkpoint_finished(checkpoint: str | Path, # a complete checkpoint-N folder
     target = max_steps if max_steps is not None and max_steps > 0 else state.get("max_steps", 0)
     return int(state.get("global_step", 0)) >= int(target)
 
+# %% ../nbs/00_core.ipynb #fccfa0a9
+import struct
+import zipfile
+
+def _safetensors_problem(path: Path) -> str | None:
+    "Why a safetensors file is not complete (its header, or its size against the tensors the header declares); None when it is."
+    size = path.stat().st_size
+    with path.open("rb") as f:
+        head = f.read(8)
+        if len(head) < 8: return f"{path.name} is cut short ({size} bytes)"
+        n = struct.unpack("<Q", head)[0]
+        if n > size - 8: return f"{path.name} is cut short (its header alone takes {n} bytes, the file has {size})"
+        try: header = json.loads(f.read(n))
+        except (ValueError, UnicodeDecodeError): return f"{path.name} has a damaged header"
+    ends = [v["data_offsets"][1] for k, v in header.items() if k != "__metadata__" and isinstance(v, dict) and "data_offsets" in v]
+    if 8 + n + max(ends, default=0) != size: return f"{path.name} is cut short ({size} bytes of {8 + n + max(ends, default=0)})"
+    return None
+
+def _zip_problem(path: Path) -> str | None:
+    "Why a torch file (a zip archive) cannot be read: its central directory at the end is missing; None when it can."
+    try:
+        with zipfile.ZipFile(path) as z: z.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError): return f"{path.name} is cut short or damaged (not a complete torch file)"
+    return None
+
+_WEIGHTS = ("model.safetensors", "adapter_model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "adapter_model.bin")
+
+def checkpoint_problem(checkpoint: str | Path, # a checkpoint-N folder
+                      ) -> str | None:
+    "Why `checkpoint` cannot be resumed from (in a few words: the file and what is wrong with it); None when its files are complete."
+    folder = Path(checkpoint)
+    state = folder / "trainer_state.json"
+    if not state.exists(): return "incomplete (no trainer_state.json: the run stopped while saving it)"
+    try:
+        for path in sorted(folder.glob("*.json")):
+            value = json.loads(path.read_text(encoding="utf-8"))
+            if path == state and not (isinstance(value, dict) and isinstance(value.get("global_step"), int)): return "trainer_state.json has no global_step"
+    except (ValueError, UnicodeDecodeError): return f"{path.name} is damaged (not valid JSON)"
+    if not any((folder / name).exists() for name in _WEIGHTS): return "it holds no weights (model.safetensors)"
+    for path in sorted(folder.iterdir()):
+        why = (_safetensors_problem(path) if path.suffix == ".safetensors" else
+               _zip_problem(path) if path.suffix in (".pt", ".pth", ".bin") and path.is_file() else None)
+        if why: return why
+    return None
+
 # %% ../nbs/00_core.ipynb #2d6d1bf7
 def last_complete_checkpoint(output_dir: str | Path, # a run's output folder
+                             skipped: list | None = None, # given: each skipped checkpoint is noted here as (folder, why)
                             ) -> Path | None:
-    "The newest `checkpoint-N` in `output_dir` that was saved completely (it has `trainer_state.json`); None if none."
+    "The newest `checkpoint-N` in `output_dir` whose files are complete (`checkpoint_problem`); None if none. Each newer one is skipped with a warning."
     folders = [p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir() and p.name.rsplit("-", 1)[-1].isdigit()]
     folders.sort(key=lambda p: int(p.name.rsplit("-", 1)[-1]), reverse=True)
     for p in folders:
-        if (p / "trainer_state.json").exists(): return p
-        warnings.warn(f"{p} is incomplete (no trainer_state.json: the run stopped while saving it); skipping it")
+        why = checkpoint_problem(p)
+        if why is None: return p
+        if skipped is not None: skipped.append((p, why))
+        warnings.warn(f"{p} is skipped: {why}" if not why.startswith("incomplete") else f"{p} is {why}; skipping it")
     return None
 
 # %% ../nbs/00_core.ipynb #d41f8e97
@@ -335,9 +411,11 @@ def _take(self: RunLock):
     with _HELD_GUARD:
         if key in _HELD: _HELD[key]["depth"] += 1; self.held = True; return
         created = not self.folder.exists()
-        self.folder.mkdir(parents=True, exist_ok=True)
+        try: self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e: raise unwritable_error(e, self.folder) or e
         for _ in range(_LOCK_TRIES):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try: fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as e: raise unwritable_error(e, self.folder) or e
             try:
                 locked = _os_lock(fd)
                 if locked is False: raise RunLockedError(self._refusal(_read_holder(self.path, tries=20)))
@@ -467,6 +545,32 @@ def size_text(n: int) -> str:
         if abs(n) < 1024 or unit == "TiB": return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
 
+# %% ../nbs/00_core.ipynb #dfcb94a1
+_UNWRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR} # the file system refuses the write itself
+
+def unwritable_error(e: BaseException, # a failed write
+                     folder: str | Path, # the run folder
+                     what: str | None = None, # what was being written ('checkpoint-6', a file name); None: the folder
+                     resumes_from: Path | None = None, # the newest complete checkpoint
+                    ) -> "SaveError | None":
+    "The one line of a write the file system refuses (read-only, immutable, no permission, a file where a folder belongs): the path and the fix; None for other failures."
+    if not isinstance(e, OSError) or e.errno not in _UNWRITABLE: return None
+    folder = Path(folder)
+    target = f"{what} in {folder}" if what else f"to {folder}"
+    if e.errno == errno.ENOTDIR:
+        path = Path(e.filename) if e.filename else folder
+        blocker = next((p for p in (path, *path.parents) if p.is_file()), path)
+        return SaveError(f"cannot write {target}: {blocker} is a file, not a folder; choose an output folder whose parents are folders")
+    why = "the file system is read-only" if e.errno == errno.EROFS else f"permission denied ({e.filename or folder})"
+    where = Path(e.filename) if e.filename else folder # the folder that refused: the file's, or the nearest one that exists
+    where = where if where.is_dir() else where.parent
+    while not where.exists() and where != where.parent: where = where.parent
+    fix = (f"make it writable (mount it read-write)" if e.errno == errno.EROFS
+           else f"make {where} writable (chmod u+w {where}; chattr -i {where} if it is immutable)")
+    kept = (f"nothing complete was lost: the run resumes from {resumes_from.name}; {fix}, then resume_from_checkpoint=True"
+            if resumes_from is not None else f"{fix}, or choose another folder")
+    return SaveError(f"cannot write {target}: {why}; {kept}")
+
 # %% ../nbs/00_core.ipynb #4cad07ce
 class SaveError(OneShotError):
     "A run could not write its files (a full disk, a quota, a read-only folder); the message names the folder, the space and the fix."
@@ -484,6 +588,7 @@ def save_error(e: BaseException, # the failed write
                free: int | None = None, # the bytes free for it (None: free now)
               ) -> SaveError:
     "The one-line error of a failed save: what, where, why, the space needed and free, what is kept, and the fix."
+    if (refused := unwritable_error(e, folder, what, resumes_from)) is not None: return refused
     if full is None: full = out_of_space(e) or free_bytes(folder) < _FULL_BELOW
     why = (("the disk quota is exceeded" if _os_errno(e) == getattr(errno, "EDQUOT", None) else "no space left on the device")
            if full else f"writing failed ({write_failure(e) or e})")
@@ -545,13 +650,16 @@ def saving_folder(target: str | Path, # the folder to write: a `checkpoint-N` or
 @contextmanager
 def save_errors(folder: str | Path, # the run folder
                ) -> Iterator[None]:
-    "Inside: a write that finds no space (or torch's or safetensors' writer failing) raises `SaveError` naming `folder` and the fix."
+    "Inside: a write that finds no space or is refused in `folder` (read-only, no permission), or torch's or safetensors' writer failing, raises `SaveError` naming `folder` and the fix."
     try: yield
     except SaveError: raise
     except Exception as e:
-        if write_failure(e) is None or (isinstance(e, OSError) and not out_of_space(e)): raise
+        inside = isinstance(e, OSError) and e.filename is not None and Path(os.path.abspath(e.filename)).is_relative_to(Path(folder).absolute())
+        refused = isinstance(e, OSError) and e.errno in _UNWRITABLE and (inside or e.filename is None)
+        if write_failure(e) is None or (isinstance(e, OSError) and not out_of_space(e) and not refused): raise
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             newest = last_complete_checkpoint(folder) if Path(folder).is_dir() else None
         name = Path(e.filename).name if isinstance(e, OSError) and e.filename else None
+        if name: name = re.sub(r"^\.(.+)\.tmp$", r"\1", name) # `write_text_atomic`'s file beside it: the file it writes
         raise save_error(e, folder, name, resumes_from=newest) from e

@@ -636,12 +636,15 @@ def evaluate_now(self: HeldoutEvaluation, step: int, # the training step the mod
 # %% ../nbs/09_eval.ipynb #a05571dd
 @patch
 def on_train_begin(self: HeldoutEvaluation, args, state, control, **kwargs):
-    "Drop the records after the step training starts from (a resume measures them again); evaluate a fresh run at step 0."
+    "Drop the records after the step training starts from (a resume measures them again), and measure again the one at that step if it was lost; evaluate a fresh run at step 0."
     from oneshot_reason.trainer import truncate_jsonl_steps
     if state.is_world_process_zero:
         truncate_jsonl_steps(self.path, state.global_step if state.global_step > 0 else -1) # a fresh run keeps none
         if self.path.exists(): self.records = {r["step"]: r for r in iter_jsonl(self.path)} | self.records
-    if state.global_step == 0: self.evaluate_now(0, Path(args.output_dir) / "eval_before")
+    step = state.global_step
+    if step == 0: self.evaluate_now(0, Path(args.output_dir) / "eval_before")
+    elif self.eval_steps and step % self.eval_steps == 0 and step not in self.records: # its record was lost (a torn last line): measured again
+        self.evaluate_now(step)
 
 @patch
 def on_step_end(self: HeldoutEvaluation, args, state, control, **kwargs):

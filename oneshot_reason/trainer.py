@@ -619,9 +619,10 @@ class GracefulStop:
     signals = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self, message: str = "{name} received: finishing the current step, then saving it (send it again to stop at once, without saving)\n",
-                 repeat_window: float = 2.0, # seconds in which a repeated signal counts as the same one
+                 repeat_window: float = 0.25, # seconds in which the same signal again counts as the same one (a launcher forwarding it)
+                 forward_window: float = 2.0, # seconds in which the other signal counts as the same one (a launcher's SIGTERM after a Ctrl-C)
                 ):
-        self.message, self.repeat_window = message, repeat_window
+        self.message, self.repeat_window, self.forward_window = message, repeat_window, forward_window
         self.signum, self._when, self._previous = None, 0.0, {}
 
     def __enter__(self):
@@ -637,7 +638,7 @@ class GracefulStop:
         if self.signum is None:
             self.signum, self._when = signum, time.monotonic()
             if self.message: os.write(2, self.message.format(name=signal.Signals(signum).name).encode()) # no buffered I/O in a handler
-        elif time.monotonic() - self._when > self.repeat_window: raise KeyboardInterrupt
+        elif time.monotonic() - self._when > (self.repeat_window if signum == self.signum else self.forward_window): raise KeyboardInterrupt
 
 # %% ../nbs/05_trainer.ipynb #02b2308c
 class _StopAtStepEnd(TrainerCallback):
@@ -1133,22 +1134,30 @@ def _log_completions_jsonl(self: OneShotTrainer, batch: dict):
     append_jsonl(self.completions_path, records)
 
 # %% ../nbs/05_trainer.ipynb #8fd0913b
-def truncate_jsonl_steps(path: str | Path, # a completions.jsonl file
+from .core import _jsonl_problem
+
+def truncate_jsonl_steps(path: str | Path, # a completions.jsonl (or heldout.jsonl) file
                          last_step: int, # keep the records of steps <= last_step
                         ) -> int:
-    "Drop the records after `last_step` (and any torn line) from a JSON Lines file; returns how many were dropped."
+    "Drop the records after `last_step` from a JSON Lines file, and a damaged line among them or last (a write cut off), with a warning naming it; returns how many were dropped. A damaged line among the kept records raises `OneShotError` naming it."
     path = Path(path)
     if not path.exists(): return 0
+    lines = path.read_bytes().split(b"\n")
+    parsed = [(i, raw, *_jsonl_problem(raw)) for i, raw in enumerate(lines, 1) if raw.strip()]
     keep, dropped = [], 0
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip(): continue
-        try: record = json.loads(line)
-        except json.JSONDecodeError: dropped += 1; continue
-        if isinstance(record, dict) and record.get("step", 0) <= last_step: keep.append(line)
-        else: dropped += 1
+    for n, (i, raw, record, why) in enumerate(parsed):
+        if why is None:
+            if record.get("step", 0) <= last_step: keep.append(raw)
+            else: dropped += 1
+            continue
+        later = next((r for _, _, r, w in parsed[n + 1:] if w is None), None) # the next good record
+        if later is not None and later.get("step", 0) <= last_step:
+            raise OneShotError(f"{path}, line {i}: {why}; fix or remove that line, then resume")
+        warnings.warn(f"{path}, line {i}: {why}" + (", the last line cut short" if i == len(lines) else "") + "; dropped it")
+        dropped += 1
     if dropped:
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text("".join(l + "\n" for l in keep), encoding="utf-8")
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(b"".join(l + b"\n" for l in keep))
         os.replace(tmp, path)
     return dropped
 
@@ -1326,9 +1335,11 @@ def _checkpoint_to_resume(self: OneShotTrainer,
     "The checkpoint folder `train` resumes from, or None for a fresh run."
     checkpoint = resume_from_checkpoint
     if checkpoint is True:
-        checkpoint = last_complete_checkpoint(self.args.output_dir) if Path(self.args.output_dir).is_dir() else None
+        skipped = [] # damaged ones, each also warned about
+        checkpoint = last_complete_checkpoint(self.args.output_dir, skipped) if Path(self.args.output_dir).is_dir() else None
         if checkpoint is None:
-            raise OneShotError(f"resume_from_checkpoint=True but {self.args.output_dir} has no checkpoint-N folder; "
+            why = f" ({'; '.join(f'{p.name}: {w}' for p, w in skipped)})" if skipped else ""
+            raise OneShotError(f"resume_from_checkpoint=True but {self.args.output_dir} has no complete checkpoint-N folder{why}; "
                                "train without resuming or pass a checkpoint path")
     elif checkpoint and not Path(checkpoint).is_dir():
         raise OneShotError(f"checkpoint {checkpoint} does not exist; pass a checkpoint-N folder or resume_from_checkpoint=True")
@@ -1419,7 +1430,13 @@ def model_card(self: OneShotTrainer) -> str:
 # %% ../nbs/05_trainer.ipynb #af06cc7b
 @patch
 def create_model_card(self: OneShotTrainer, model_name: str | None = None, dataset_name: str | None = None, tags=None, **kwargs):
-    "TRL's hook for `<output_dir>/README.md`: our card instead of one that names a local base model `[None]`."
+    "TRL's hook for `<output_dir>/README.md`: our card instead of one that names a local base model `[None]`; a user's README.md is left alone."
     if self.is_world_process_zero():
         Path(self.args.output_dir).mkdir(parents=True, exist_ok=True)
-        (Path(self.args.output_dir) / "README.md").write_text(self.model_card())
+        card = Path(self.args.output_dir) / "README.md"
+        if card.exists() and "\n- oneshot_reason\n" not in card.read_text(encoding="utf-8", errors="replace")[:2000]:
+            if not getattr(self, "_kept_readme", False): # a user's file: kept, said once (final/README.md holds the card)
+                self._kept_readme = True
+                warnings.warn(f"{card} is not a model card this package wrote; left as it is (final/README.md holds the run's card)")
+            return
+        card.write_text(self.model_card())

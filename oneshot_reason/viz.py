@@ -112,6 +112,25 @@ def _completion_row(i: int, # the record's position, for the error message
     return row
 
 # %% ../nbs/10_viz.ipynb #afc79ac6
+import warnings
+from .core import read_json
+
+def _read_run_jsonl(path: Path) -> list[dict]:
+    "The records of a run's JSON Lines file; a damaged line (cut short by a kill, not UTF-8, not JSON) is skipped with a warning naming it."
+    skipped = []
+    records = read_jsonl(path, skipped)
+    if skipped:
+        warnings.warn(f"{path}: skipped " + "; ".join(f"line {n} ({why})" for n, why in skipped[:5])
+                      + (f" and {len(skipped) - 5} more lines" if len(skipped) > 5 else "") + "; the rest is read")
+    return records
+
+def _read_run_json(path: Path) -> dict | None:
+    "A run's JSON file (summary.json, an evaluation's summary) as a dict; damaged, None with a warning naming it."
+    try: value = read_json(path, fix="the report leaves it out")
+    except OneShotError as e: warnings.warn(str(e)); return None
+    if isinstance(value, dict): return value
+    warnings.warn(f"{path}: expected a JSON object; the report leaves it out"); return None
+
 def _completion_records(source: str | Path | pd.DataFrame | Sequence[dict]) -> list[dict]:
     "The completion records of a run folder, a completions.jsonl file, a list of records or a table."
     if isinstance(source, pd.DataFrame): return source.to_dict("records")
@@ -121,7 +140,7 @@ def _completion_records(source: str | Path | pd.DataFrame | Sequence[dict]) -> l
     if not path.exists():
         raise OneShotError(f"{path}: no such file; pass a run folder holding completions.jsonl (the trainer writes it "
                            "when log_completions_jsonl=True) or the file itself")
-    return read_jsonl(path)
+    return _read_run_jsonl(path)
 
 # %% ../nbs/10_viz.ipynb #38330aa1
 _BASE_COLUMNS = ["step", "group", "path", "prompt", "completion", "reward", "advantage", "off_policy"] # read_completions' first columns
@@ -397,7 +416,7 @@ def _heldout_records(source: str | Path | Sequence[dict]) -> pd.DataFrame:
     if isinstance(source, (str, Path)):
         path = Path(source) / "heldout.jsonl" if Path(source).is_dir() else Path(source)
         if not path.exists(): raise OneShotError(f"{path}: no such file; the held-out evaluation writes it while training (--eval-benchmark, --n-eval)")
-        source = read_jsonl(path)
+        source = _read_run_jsonl(path)
     records = pd.DataFrame(list(source))
     if not len(records) or "step" not in records: raise OneShotError("no held-out records (step, accuracy_strict, accuracy_lenient); the run was not evaluated")
     return records.sort_values("step", kind="stable").reset_index(drop=True)
@@ -826,7 +845,7 @@ def health_history(run_dir: str | Path, # a run folder
         for row in rows.values():
             if "reward" in row:
                 for key in means: row.setdefault(key, None)
-    measures = records_by_step(read_jsonl(run_dir / "completions.jsonl")) if (run_dir / "completions.jsonl").exists() else {}
+    measures = records_by_step(_read_run_jsonl(run_dir / "completions.jsonl")) if (run_dir / "completions.jsonl").exists() else {}
     for step, m in measures.items(): rows.setdefault(step, {"step": step}).update(m)
     return [rows[s] for s in sorted(rows)]
 
@@ -905,7 +924,8 @@ def _summary_section(page: _Page, run_dir: Path):
     page.add("<h2>Summary</h2>")
     if not (run_dir / "summary.json").exists():
         page.note("No summary.json: the run has not finished (it is written at the end of training)."); return
-    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    summary = _read_run_json(run_dir / "summary.json")
+    if summary is None: page.note("summary.json is damaged: the table of the run's results is left out."); return
     found, n = _accuracies(summary), summary.get("n_eval")
     def shown(kind, when, value):
         if math.isnan(value): return "—"
@@ -946,7 +966,7 @@ def _training_section(page: _Page, run_dir: Path, smoothing: float):
 def _health_section(page: _Page, run_dir: Path):
     "The health checks' timeline and table (and the summary's notes); a note when none fired."
     page.add("<h2>Health</h2>")
-    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8")) if (run_dir / "summary.json").exists() else {}
+    summary = (_read_run_json(run_dir / "summary.json") or {}) if (run_dir / "summary.json").exists() else {}
     saved, history = summary.get("health") or {}, health_history(run_dir)
     if not history and not saved:
         page.note("Nothing logged yet for the health checks (no TensorBoard scalars, no completions.jsonl)."); return
@@ -970,8 +990,10 @@ def _evaluation_section(page: _Page, run_dir: Path):
         page.note("No evaluation summaries in the run's eval*/ folders: evaluate its final model with "
                   f"`oneshot-reason eval --model {run_dir / 'final'}`."); return
     rows, metric_names = [], {}
+    read = {file: _read_run_json(file) for file in summaries}
+    summaries = [file for file in summaries if read[file] is not None]
     for file in summaries:
-        s = json.loads(file.read_text(encoding="utf-8"))
+        s = read[file]
         metrics = s.get("metrics", {}) or {}
         metric_names.update(dict.fromkeys(metrics))
         rows.append({"folder": file.parent.name, "benchmark": s.get("benchmark", file.name[: -len("_summary.json")]), "model": s.get("model", ""),
@@ -983,7 +1005,7 @@ def _evaluation_section(page: _Page, run_dir: Path):
     for file in summaries:
         records_file = file.with_name(file.name[: -len("_summary.json")] + ".jsonl")
         if not records_file.exists(): continue
-        samples = list(itertools.islice(iter_jsonl(records_file), 2))
+        samples = list(itertools.islice(iter_jsonl(records_file, []), 2))
         page.add(f"<h3>{html.escape(file.parent.name)}/{html.escape(records_file.stem)}: first problems</h3>")
         page.add(_table_html([{"question": r.get("question", ""), "reference": r.get("reference", ""),
                                "answer": (r.get("answers") or [""])[0], "correct": (r.get("correct") or [""])[0],
@@ -1028,16 +1050,23 @@ def write_report(run_dir: str | Path, # the run folder (output_dir of training o
                  n_samples: int = 4, # completions shown per sample group
                  smoothing: float = 0.6, # smoothing weight of the training curves, in [0, 1)
                 ) -> Path:
-    "Write a self-contained HTML report of a run (curves, health, accuracy, evaluations, sample completions); returns its path."
+    "Write a self-contained HTML report of a run (curves, health, accuracy, evaluations, sample completions); returns its path. Damaged run files are read as far as they go, and the page and a warning say what was skipped."
     run_dir = Path(run_dir)
     if not run_dir.is_dir(): raise OneShotError(f"{run_dir}: no such folder; pass the run's output_dir")
     output = Path(output) if Path(output).is_absolute() else run_dir / output
     page = _Page()
-    _summary_section(page, run_dir)
-    _training_section(page, run_dir, smoothing)
-    _health_section(page, run_dir)
-    _evaluation_section(page, run_dir)
-    _samples_section(page, run_dir, n_samples)
+    with warnings.catch_warnings(record=True) as caught: # damaged files are read as far as they go; each is said once
+        warnings.simplefilter("always")
+        _summary_section(page, run_dir)
+        _training_section(page, run_dir, smoothing)
+        _health_section(page, run_dir)
+        _evaluation_section(page, run_dir)
+        _samples_section(page, run_dir, n_samples)
+    damaged = list(dict.fromkeys(str(w.message) for w in caught if str(run_dir) in str(w.message)))
+    for w in caught:
+        if str(run_dir) not in str(w.message): warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for text in damaged: warnings.warn(text)
+    if damaged: page.body[:0] = [f'<p class="osr-note">{html.escape("Read with problems: " + text)}</p>' for text in damaged]
     name = title or run_dir.resolve().name
     plotlyjs = f'<script type="text/javascript">{get_plotlyjs()}</script>' if page.figures else ""
     text = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(name)}</title>'
