@@ -657,10 +657,28 @@ def on_train_begin(self: HeldoutEvaluation, args, state, control, **kwargs):
 
 @patch
 def on_step_end(self: HeldoutEvaluation, args, state, control, **kwargs):
-    "Evaluate every `eval_steps` steps and after the last step."
+    "Mark the step for evaluation every `eval_steps` steps and after the last; it runs once the step is logged (see `_run_due`)."
     step = state.global_step
-    if step >= state.max_steps: self.evaluate_now(step, Path(args.output_dir) / "eval_after")
-    elif self.eval_steps and step % self.eval_steps == 0: self.evaluate_now(step)
+    if step >= state.max_steps or (self.eval_steps and step % self.eval_steps == 0): self._due = (step, step >= state.max_steps)
+
+@patch
+def _run_due(self: HeldoutEvaluation, args):
+    "Run the evaluation marked by `on_step_end`, if any."
+    due, self._due = getattr(self, "_due", None), None
+    if due is not None: self.evaluate_now(due[0], Path(args.output_dir) / "eval_after" if due[1] else None)
+
+@patch
+def on_log(self: HeldoutEvaluation, args, state, control, logs=None, **kwargs):
+    "The step's line is out: its evaluation follows it on the console."
+    self._run_due(args)
+
+@patch
+def on_step_begin(self: HeldoutEvaluation, args, state, control, **kwargs):
+    "A step that logged nothing: its evaluation runs before the next step."
+    self._run_due(args)
+
+@patch
+def on_train_end(self: HeldoutEvaluation, args, state, control, **kwargs): self._run_due(args)
 
 # %% ../nbs/09_eval.ipynb #7d659636
 @patch
