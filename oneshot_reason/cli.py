@@ -810,7 +810,7 @@ def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_m
     per_generation = config.steps_per_generation * config.num_iterations
     if config.gradient_accumulation_steps > 1 or world_size() > 1 or per_generation > config.gradient_accumulation_steps:
         lines.append(batch_layout(config))
-    filled = getattr(opts, "_model_defaults", [])
+    filled = [n for n in getattr(opts, "_model_defaults", []) if _header_value(opts, n) is not None]
     if filled:
         lines.append(f"{opts.model}'s own defaults, as the package's runs of it used (configs/real_model.yaml), for what was not set: "
                      + ", ".join(f"{n.removeprefix('trainer.')} {_header_value(opts, n)}" for n in filled))
