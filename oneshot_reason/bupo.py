@@ -24,8 +24,9 @@ from .trainer import TrainerMethod, model_config, model_num_layers, register_met
 
 # %% auto #0
 __all__ = ['SITES', 'PAPER_SITES', 'REFERENCE_LAYER', 'REFERENCE_DEPTH', 'BUPO_LAYERS', 'decoder_layers', 'final_norm',
-           'internal_policy', 'internal_logits', 'internal_logprobs', 'internal_policy_schedule', 'entropy_flow',
-           'entropy_change', 'default_internal_layer', 'BupoMethod']
+           'internal_policy', 'internal_logits', 'internal_logprobs', 'internal_policy_schedule', 'generation_steps',
+           'internal_phase_end', 'entropy_flow', 'entropy_change', 'default_internal_layer', 'BupoMethod',
+           'bupo_phases']
 
 # %% ../nbs/08_bupo.ipynb #cfb06b61
 def _base_model(model: nn.Module) -> nn.Module:
@@ -145,6 +146,20 @@ def internal_policy_schedule(step: int, # the training step in progress, 1-based
     if step < 1: raise OneShotError(f"step={step}: steps are counted from 1; pass trainer.state.global_step + 1")
     if iterative_steps < 0: raise OneShotError(f"iterative_steps={iterative_steps} must be >= 0 (0 skips phase 1)")
     return step <= iterative_steps
+
+# %% ../nbs/08_bupo.ipynb #f0b1c2d1
+def generation_steps(args) -> int: # an `OneShotConfig` (TRL's fields `steps_per_generation`, `num_iterations`, `gradient_accumulation_steps`)
+    "Optimizer steps one generation feeds: steps_per_generation x num_iterations / gradient_accumulation_steps, at least 1."
+    accumulation = getattr(args, "gradient_accumulation_steps", None) or 1
+    per_generation = getattr(args, "steps_per_generation", None) or accumulation
+    return max(1, math.ceil(per_generation * (getattr(args, "num_iterations", None) or 1) / accumulation))
+
+def internal_phase_end(iterative_steps: int, # BuPO's phase-1 length as set
+                       steps_per_generation: int = 1, # optimizer steps one generation feeds (`generation_steps`)
+                      ) -> int:
+    "The last optimizer step trained in phase 1: `iterative_steps` rounded up to whole generations (0: no phase 1)."
+    if iterative_steps <= 0: return 0
+    return math.ceil(iterative_steps / steps_per_generation) * steps_per_generation
 
 # %% ../nbs/08_bupo.ipynb #b6e82b0c
 SITES = ("input", "attention_input", "attention", "after_attention", "mlp_input", "mlp", "output") # in order
@@ -275,6 +290,7 @@ class BupoMethod(TrainerMethod):
         self.num_layers: int | None = None
         self.norm, self.iterative_steps = bool(args.internal_norm), int(args.iterative_steps)
         self._announced: bool | None = None # the phase last announced
+        self.steps_per_generation: int = 1 # optimizer steps one generation feeds, read in `setup`
 
 # %% ../nbs/08_bupo.ipynb #82bed15a
 @patch(cls_method=True)
@@ -302,7 +318,10 @@ _LAYER_SOURCES = {"qwen3": "BuPO_qwen3.sh's k=5 of Qwen3-4B's 36 layers, scaled"
 
 @patch(cls_method=True)
 def notes(cls: BupoMethod, args, model=None) -> list[str]:
-    "When `internal_layer` is set and differs from BuPO's choice for the model's family: both layers, and where the choice comes from."
+    "The layer when it differs from BuPO's choice for the model's family; where phase 1 really ends; a run too short for phase 2."
+    return _layer_notes(args, model) + _phase_notes(args)
+
+def _layer_notes(args, model) -> list[str]:
     config = model_config(model) if model is not None else None
     n, family = getattr(config, "num_hidden_layers", None), getattr(config, "model_type", None)
     if args.internal_layer is None or not isinstance(n, int): return []
@@ -311,6 +330,18 @@ def notes(cls: BupoMethod, args, model=None) -> list[str]:
     why = _LAYER_SOURCES.get(family, f"no BuPO script for {family or 'this family'}: Qwen3's 5 of 36 layers, scaled")
     return [f"BuPO trains the internal policy of layer {args.internal_layer} first (internal_layer={args.internal_layer}); BuPO's "
             f"choice for this {n}-layer {family} model is {k} ({why})"]
+
+def _phase_notes(args) -> list[str]:
+    it, g = int(args.iterative_steps), generation_steps(args)
+    end, out = internal_phase_end(it, g), []
+    if it > 0 and end != it:
+        out.append(f"iterative_steps={it} is not a multiple of the {g} optimizer steps one generation feeds, and a "
+                   f"generation's steps share one phase: BuPO's phase 1 (the internal policy) runs through step {end} "
+                   f"and phase 2 (the full model) starts at step {end + 1}")
+    if it > 0 and 0 < args.max_steps <= end:
+        out.append(f"max_steps={args.max_steps} ends within BuPO's phase 1 (the internal layer alone through step {end}), "
+                   f"so the full-model phase never runs; train more than {end} steps or lower iterative_steps")
+    return out
 
 # %% ../nbs/08_bupo.ipynb #eb5ccc0e
 @patch
@@ -326,7 +357,7 @@ def setup(self: BupoMethod, trainer) -> None:
     if trainer.ref_model is not None and len(decoder_layers(trainer.ref_model)) != n:
         raise OneShotError(f"the reference model has {len(decoder_layers(trainer.ref_model))} decoder layers, the policy "
                            f"{n}; BuPO compares the same layer of both: use a reference of the same architecture")
-    self.layer, self.num_layers = k, n
+    self.layer, self.num_layers, self.steps_per_generation = k, n, generation_steps(trainer.args)
     if self.iterative_steps > 0 and trainer.accelerator.num_processes > 1:
         if trainer.args.ddp_find_unused_parameters is False:
             raise OneShotError("BuPO's phase 1 leaves the layers above internal_layer unused, which DDP rejects with "
@@ -379,8 +410,30 @@ def _announce(self: BupoMethod, trainer, internal: bool):
     self._announced = internal
     if not trainer.accelerator.is_main_process: return
     step = trainer.state.global_step + 1
+    end = internal_phase_end(self.iterative_steps, self.steps_per_generation)
     if internal:
+        whole = "" if end == self.iterative_steps else (f" (iterative_steps={self.iterative_steps} rounded up to whole "
+                                                         f"generations of {self.steps_per_generation} steps)")
         print(f"BuPO phase 1 from step {step}: GRPO on the internal policy of decoder layer {self.layer} "
-              f"(of {self.num_layers}) through step {self.iterative_steps}")
+              f"(of {self.num_layers}) through step {end}{whole}", flush=True)
     else:
-        print(f"BuPO phase 2 from step {step}: GRPO on the full model")
+        print(f"BuPO phase 2 from step {step}: GRPO on the full model", flush=True)
+
+# %% ../nbs/08_bupo.ipynb #f0b1c2e4
+@patch
+def choices(self: BupoMethod) -> dict:
+    "The layer chosen in `setup`, the model's depth, the steps one generation feeds and the last step of phase 1."
+    return {"internal_layer": self.layer, "num_layers": self.num_layers, "iterative_steps": self.iterative_steps,
+            "steps_per_generation": self.steps_per_generation,
+            "internal_phase_through_step": internal_phase_end(self.iterative_steps, self.steps_per_generation)}
+
+def bupo_phases(log_history: list[dict], # the trainer's `state.log_history`
+               ) -> list[dict]:
+    "The phases as trained: [{'phase': 'internal' or 'full', 'first_step', 'last_step'}] from the logged `bupo/internal_phase`."
+    out = []
+    for entry in log_history:
+        if "bupo/internal_phase" not in entry: continue
+        phase, step = "internal" if entry["bupo/internal_phase"] >= 0.5 else "full", entry.get("step")
+        if out and out[-1]["phase"] == phase: out[-1]["last_step"] = step
+        else: out.append({"phase": phase, "first_step": step, "last_step": step})
+    return out

@@ -30,13 +30,14 @@ from .core import (OneShotError, append_jsonl, checkpoint_finished, checkpoint_s
 from .core import RUN_LOCK, chat_text, STAGING, SaveError, read_json, unwritable_error
 
 # %% auto #0
-__all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'RUN_FILES', 'FILES_LIST', 'RUN_WRITES', 'MANIFEST_STEPS', 'TRAIN_TEXT_LIMIT',
-           'EVAL_BATCH_SIZE', 'KNOWN_LIBRARY_WARNINGS', 'TrainOptions', 'SettingError', 'fill_method_defaults',
-           'check_options', 'load_options', 'holds_run', 'run_files', 'other_files', 'manifest_trainer_fields',
-           'run_manifest', 'manifest_differences', 'prepare_run_dir', 'clear_run', 'check_offline', 'Console',
-           'step_line', 'console_callback', 'summary_text', 'run_header', 'RunClock', 'run_train', 'eval_output_dir',
-           'metric_counts', 'run_eval', 'eval_text', 'run_generate', 'build_parser', 'cli_words',
-           'silence_known_warnings', 'one_line_warnings', 'main']
+__all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'MODEL_DEFAULTS', 'MODEL_METHOD_DEFAULTS', 'RUN_FILES', 'FILES_LIST', 'RUN_WRITES',
+           'MANIFEST_STEPS', 'TRAIN_TEXT_LIMIT', 'EVAL_BATCH_SIZE', 'KNOWN_LIBRARY_WARNINGS', 'TrainOptions',
+           'SettingError', 'apply_model_defaults', 'model_format', 'fill_method_defaults', 'check_options',
+           'load_options', 'holds_run', 'run_files', 'other_files', 'manifest_trainer_fields', 'run_manifest',
+           'manifest_differences', 'prepare_run_dir', 'clear_run', 'check_offline', 'Console', 'step_line',
+           'console_callback', 'summary_text', 'method_summaries', 'busy_cpu_warning', 'run_header', 'RunClock',
+           'run_train', 'eval_output_dir', 'metric_counts', 'run_eval', 'eval_text', 'run_generate', 'generate_text',
+           'build_parser', 'cli_words', 'silence_known_warnings', 'one_line_warnings', 'main']
 
 # %% ../nbs/11_cli.ipynb #e4d58175
 def _opt(default, help: str, factory=None):
@@ -277,11 +278,42 @@ def _preset_name(opts: TrainOptions) -> str:
     if opts.preset: return opts.preset
     return "cpu-demo" if opts.offline_demo else ALGO_PRESETS.get(opts.algo.split("+")[0], "oneshot")
 
+# %% ../nbs/11_cli.ipynb #d0de0002
+MODEL_DEFAULTS: dict[str, dict] = { # named real model -> what configs/real_model.yaml's runs of it used
+    "smollm2-135m": dict(format="hash", lora=16, max_steps=30, save_steps=5, iterative_steps=4,
+                         trainer=dict(per_device_train_batch_size=32, num_generations=8, gradient_accumulation_steps=1,
+                                      generation_batch_size=None, steps_per_generation=None, max_completion_length=160,
+                                      learning_rate=1e-4, lr_scheduler_type="constant", warmup_steps=0, temperature=0.7,
+                                      logging_steps=1)),
+}
+MODEL_METHOD_DEFAULTS: dict[str, dict[str, dict]] = {"smollm2-135m": {"m3po": {"temperature": 0.5}}} # M3PO's own temperature
+
+def apply_model_defaults(opts: TrainOptions) -> list[str]:
+    "Fill the settings left unset from `MODEL_DEFAULTS` of a named real model (none with an explicit preset); returns their names."
+    key = str(opts.model or "").strip().lower().replace(" ", "")
+    if opts.preset is not None or key not in MODEL_DEFAULTS: return []
+    defaults, filled = MODEL_DEFAULTS[key], []
+    for name, value in defaults.items():
+        if name == "trainer" or getattr(opts, name) is not None or name in opts.trainer: continue
+        if name == "iterative_steps" and "bupo" not in opts.algo: continue
+        setattr(opts, name, value); filled.append(name)
+    trainer = {**defaults["trainer"], **MODEL_METHOD_DEFAULTS.get(key, {}).get(opts.algo.split("+")[0], {})}
+    if not opts.lora: trainer.pop("learning_rate") # all weights train: the preset's full-weight rate, not a LoRA rate
+    for name, value in trainer.items():
+        if name not in opts.trainer: opts.trainer[name] = value; filled.append(f"trainer.{name}")
+    opts._model_defaults = filled
+    return filled
+
+def model_format(model: str | None) -> str | None:
+    "The prompt format a named real model answers in (`MODEL_DEFAULTS`), else None."
+    return MODEL_DEFAULTS.get(str(model or "").strip().lower().replace(" ", ""), {}).get("format")
+
 # %% ../nbs/11_cli.ipynb #02722b79
 def fill_method_defaults(opts: TrainOptions, # checked options
                         ) -> TrainOptions:
     "Set the preset, format, reward stack and LoRA rank the user left unset from the method's preset; refuse an ambiguous mix of methods."
     from oneshot_reason.trainer import PRESETS, PRESET_LORA, PRESET_REWARDS, parse_algo
+    apply_model_defaults(opts)
     layout = lambda preset: (PRESETS[preset]().get("format", "xml"), PRESET_REWARDS.get(preset))
     given_format = opts.format or opts.trainer.get("format")
     if opts.preset is None and not opts.offline_demo and given_format is None:
@@ -689,9 +721,11 @@ def step_line(logs: dict, # the metrics TRL logs at a step
              ) -> str:
     "One compact line: step, mean reward, correctness (the correctness reward's mean), completion length, time per step."
     parts = [f"step {step:>{len(str(max_steps))}}/{max_steps}"]
-    if "reward" in logs: parts.append(f"reward {logs['reward']:.3f}")
+    own = lambda key, f: f" (own {format(logs[key], f)})" if key in logs else "" # LUFFY: the model's completions alone
+    if "reward" in logs: parts.append(f"reward {logs['reward']:.3f}" + own("luffy/on_policy_reward", ".3f"))
+    else: parts.append("trained on the last generation's completions") # one generation feeds several steps
     correct = next((v for k, v in logs.items() if re.search(r"(correct|accuracy)[^/]*/mean$", k)), None)
-    if correct is not None: parts.append(f"correct {correct:6.1%}")
+    if correct is not None: parts.append(f"correct {correct:6.1%}" + own("luffy/on_policy_correct", ".1%"))
     if "completions/mean_length" in logs: parts.append(f"length {logs['completions/mean_length']:5.1f}")
     if "step_time" in logs: parts.append(f"{logs['step_time']:.1f} s/step")
     return " | ".join(parts)
@@ -711,7 +745,7 @@ def console_callback(console: Console, # where the lines go
         def on_step_end(self, args, state, control, **kwargs):
             if self.bar is not None: self.bar.update(state.global_step - self.bar.n)
         def on_log(self, args, state, control, logs=None, **kwargs):
-            if not state.is_world_process_zero or not logs or "train_runtime" in logs or "reward" not in logs: return
+            if not state.is_world_process_zero or not logs or "train_runtime" in logs or not {"reward", "loss"} & set(logs): return
             console.line(step_line(logs, state.global_step, state.max_steps))
         def on_train_end(self, args, state, control, **kwargs):
             if self.bar is not None: self.bar.close(); self.bar = None
@@ -773,6 +807,21 @@ def _heldout_summary(callback, # `_heldout_evaluation`'s callback, or None
     callback.finish(trainer.state.global_step)
     return callback.summary()
 
+# %% ../nbs/11_cli.ipynb #e4a1c0d1
+def _method_lines(summary: dict) -> list[str]:
+    "The closing summary's lines about the methods: LUFFY's own reward beside the mixed one, BuPO's layer and phases."
+    lines, luffy, bupo = [], summary.get("luffy"), summary.get("bupo")
+    if luffy and "reward_own" in luffy:
+        line = (f"LUFFY, mean of {luffy['logged_steps']} logged steps: the model's own reward {luffy['reward_own']:.3f} "
+                f"(mixed with the demonstrations {luffy.get('reward_mixed', float('nan')):.3f})")
+        if "correct_own" in luffy: line += f", own correct {luffy['correct_own']:.1%} (mixed {luffy.get('correct_mixed', float('nan')):.1%})"
+        lines.append(line)
+    if bupo and bupo.get("internal_layer") is not None:
+        phases = "; ".join(f"{p['phase']} steps {p['first_step']}-{p['last_step']}" for p in bupo.get("phases", []))
+        lines.append(f"BuPO: internal policy of decoder layer {bupo['internal_layer']} of {bupo.get('num_layers', '?')}"
+                     + (f"; {phases}" if phases else ""))
+    return lines
+
 # %% ../nbs/11_cli.ipynb #96cce0ae
 def _next_eval(summary: dict, final: str) -> str:
     "The `oneshot-reason eval` command for a run's final model on the run's own benchmark, in the run's format."
@@ -800,6 +849,7 @@ def summary_text(summary: dict, # what `run_train` returns
             say = lambda when, v: "—" if v is None else f"{summary.get(f'correct_{kind}_{when}', round(v * n))}/{n} ({v:.1%})"
             change = f", {100 * (b - a):+.1f} points" if a is not None and b is not None else ""
             lines.append(f"  {kind:<7} {say('before', a)} -> {say('after', b)}{change} ({rule})")
+    lines += _method_lines(summary)
     lines += _health_lines(summary.get("health"))
     lines += [f"Run folder: {out} (final model in {Path(out) / 'final'})", "Next:",
               f"  oneshot-reason report --run-dir {q}", f"  tensorboard --logdir {shlex.quote(str(Path(out) / 'runs'))}",
@@ -813,15 +863,51 @@ def _barrier() -> None:
         from accelerate import PartialState
         PartialState().wait_for_everyone()
 
-# %% ../nbs/11_cli.ipynb #c8c58e7b
-def _warn_bupo(opts: TrainOptions, config, console: Console) -> None:
-    "Warn when the run ends before BuPO's second (full-model) phase."
-    if "bupo" in config.methods and config.iterative_steps > 0 and 0 < config.max_steps <= config.iterative_steps:
-        console.warn(f"{_setting(opts, 'max_steps', config.max_steps)} ends within BuPO's first phase (the internal layer "
-                     f"alone for {config.iterative_steps} steps), so the full-model phase never runs; train more than "
-                     f"{config.iterative_steps} steps or lower {_name(opts, 'iterative_steps')}")
+# %% ../nbs/11_cli.ipynb #e4a1c0e1
+def _record_choices(out: Path, manifest: dict, opts: TrainOptions, trainer) -> None:
+    "Add what the methods chose in their setup (BuPO's layer) to `run.json`, under `chosen`."
+    chosen = {m.name: c for m in trainer.methods if (c := m.choices())}
+    if chosen and is_main_process():
+        write_text_atomic(out / "run.json", json.dumps({**manifest, "command": getattr(opts, "_command", None), "chosen": chosen}, indent=2))
+
+def method_summaries(trainer) -> dict:
+    "summary.json's entries for the methods: 'luffy' (own and mixed reward, correctness), 'bupo' (layer, phases as trained)."
+    out, names = {}, [m.name for m in trainer.methods]
+    if "luffy" in names:
+        from oneshot_reason.luffy import luffy_summary
+        if (luffy := luffy_summary(trainer.state.log_history)) is not None: out["luffy"] = luffy
+    if "bupo" in names:
+        from oneshot_reason.bupo import bupo_phases
+        method = trainer.methods[names.index("bupo")]
+        out["bupo"] = {**method.choices(), "phases": bupo_phases(trainer.state.log_history)}
+    return out
+
+# %% ../nbs/11_cli.ipynb #b05e0002
+def _cuda() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
+def busy_cpu_warning(on_cpu: bool, # the run trains on the CPU
+                     load: float | None = None, # the 1-minute load average (default: `os.getloadavg`)
+                     cores: int | None = None, # CPU cores (default: `os.cpu_count`)
+                     threads: int | None = None, # torch's intra-op threads (default: `torch.get_num_threads`)
+                    ) -> str | None:
+    "A warning when a CPU run's torch threads compete with other jobs: load >= cores and more than one thread."
+    if not on_cpu: return None
+    if load is None: load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    cores = cores or os.cpu_count() or 1
+    if threads is None:
+        import torch
+        threads = torch.get_num_threads()
+    if threads <= 1 or load < cores: return None
+    return (f"the CPU is busy (load {load:.1f} on {cores} cores) and torch uses {threads} threads, which then run many times "
+            f"slower than one (bench/results/threads.json: 2 threads 5x slower at load 7-10); set OMP_NUM_THREADS=1")
 
 # %% ../nbs/11_cli.ipynb #017e3f99
+def _header_value(opts, name: str):
+    "A filled setting's value as the header shows it."
+    return opts.trainer[name.removeprefix("trainer.")] if name.startswith("trainer.") else getattr(opts, name)
+
 def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_method_defaults`)
                config, # its `OneShotConfig`
                dtype: str | None = None, # the run's precision ('float32 weights, bfloat16 compute'); None: not said
@@ -841,6 +927,10 @@ def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_m
     per_generation = config.steps_per_generation * config.num_iterations
     if config.gradient_accumulation_steps > 1 or world_size() > 1 or per_generation > config.gradient_accumulation_steps:
         lines.append(batch_layout(config))
+    filled = [n for n in getattr(opts, "_model_defaults", []) if _header_value(opts, n) is not None]
+    if filled:
+        lines.append(f"{opts.model}'s own defaults, as the package's runs of it used (configs/real_model.yaml), for what was not set: "
+                     + ", ".join(f"{n.removeprefix('trainer.')} {_header_value(opts, n)}" for n in filled))
     flags = [f.name for f in fields(TrainOptions)]
     return lines + [cli_words(n, flags) if opts._interface == "cli" else n for n in run_notes(config, opts.model or "tiny")]
 
@@ -944,7 +1034,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     check_offline(opts, default_data=None if opts.offline_demo else "gsm8k")
     _check_heldout_offline(opts)
     config = _trainer_config(opts)
-    manifest = run_manifest(opts, config, str(_run_dtype(opts)).removeprefix("torch."))
+    manifest = run_manifest(opts, config, str(_run_dtypes(opts)[0]).removeprefix("torch."))
     checkpoint = prepare_run_dir(opts, manifest)
     finished = checkpoint is not None and checkpoint_finished(checkpoint, config.max_steps)
     summary = _finished_summary(out, console, config.save_final_model) if finished else None
@@ -960,8 +1050,8 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     rewards = reward_preset(opts.reward_preset or FORMAT_REWARDS[opts.format])
     train, heldout = _train_data(opts)
     check_run(config, opts.model or "tiny", train) # BuPO's layer, LUFFY's demonstrations: before the weights load
-    _warn_bupo(opts, config, console)
     dtype, _ = _run_dtypes(opts)
+    if (busy := busy_cpu_warning(config.use_cpu or not _cuda())) is not None: console.warn(busy)
     for line in run_header(opts, config, _precision_text(config, dtype)): console.line(line) # preset, format, reward, dtype; the batch; the methods' notes
     _barrier() # every process has checked the folder before any of them changes it
     if is_main_process():
@@ -983,6 +1073,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     trainer = OneShotTrainer(model, rewards, args=config, train_dataset=train, processing_class=tokenizer,
                              run_info=dict(model=opts.model or "tiny", dataset=opts.data_path or opts.dataset or "synthetic",
                                            reward_preset=summary["reward_preset"]))
+    _record_choices(out, manifest, opts, trainer)
     _use_console(trainer, console)
     clock = RunClock(out, start, resumed=checkpoint is not None); trainer.add_callback(clock.callback())
     health = _watch_health(trainer, console)
@@ -994,6 +1085,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     summary["wall_seconds"] = clock.save() # every session of the run
     summary["run_dir"] = str(out)
     summary["health"] = _health_report(health, config)
+    summary.update(method_summaries(trainer))
     if is_main_process(): write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
     console.summary(summary_text(summary), summary)
     return summary
@@ -1042,7 +1134,7 @@ def run_eval(model: str = "tiny", # HF id, local path, or a named model ('tiny',
              n_samples: int = 1, # completions per problem
              temperature: float | None = None, # None: greedy for one sample, 0.6 for several
              max_new_tokens: int = 512, # completion length limit
-             format: str | None = None, # prompt format; None is the benchmark's default
+             format: str | None = None, # prompt format; None: the named model's (`model_format`), else the benchmark's default
              output_dir: str | None = None, # where records and the summary go (None: see `eval_output_dir`)
              batch_size: int = EVAL_BATCH_SIZE, # sequences per generate call
              dtype: str = "auto", # precision of the weights: 'auto' (see `models.policy_dtype`), 'float32', 'bfloat16', ...
@@ -1057,6 +1149,7 @@ def run_eval(model: str = "tiny", # HF id, local path, or a named model ('tiny',
     dtype = _eval_dtype(model, dtype)
     check_offline(argparse.Namespace(model=model, benchmark=benchmark, data_path=data_path, _interface="python"), data_key="benchmark")
     if temperature is None: temperature = 0.0 if n_samples == 1 else 0.6
+    if format is None: format = model_format(model)
     out = eval_output_dir(model, output_dir)
     result = evaluate(model, benchmark=benchmark, n_samples=n_samples, temperature=temperature, max_new_tokens=max_new_tokens,
                       batch_size=batch_size, limit=limit, format=format, data_path=data_path, output_dir=out, dtype=dtype)
@@ -1089,16 +1182,17 @@ def eval_text(summary: dict) -> str:
 # %% ../nbs/11_cli.ipynb #75921770
 def run_generate(question: str, # the problem to solve
                  model: str = "tiny", # HF id, local path, or a named model ('tiny', 'smollm2-135m')
-                 format: str = "xml", # prompt format
+                 format: str | None = None, # prompt format; None: the named model's (`model_format`), else xml
                  max_new_tokens: int = 256, # completion length limit
                  temperature: float = 0.0, # 0 is greedy
                  save: str | None = None, # append the prompt/response pair to this JSONL file
                  dtype: str = "auto", # precision of the weights: 'auto' (see `models.policy_dtype`), 'float32', 'bfloat16', ...
                 ) -> dict:
-    "Solve one question: the completion, its extracted answer and the dtype the model ran in."
+    "Solve one question: the completion, its extracted answer, whether it was cut at `max_new_tokens`, and the dtype the model ran in."
     from oneshot_reason import __version__
     from oneshot_reason.data import build_prompt
     from oneshot_reason.evaluate import build_text_generator, render_prompt, save_prompt_and_response, solve
+    format = format or model_format(model) or "xml"
     dtype = _eval_dtype(model, dtype)
     check_offline(argparse.Namespace(model=model, dataset=None, data_path=None, _interface="python"))
     generator = build_text_generator(model, dtype=dtype)
@@ -1106,9 +1200,21 @@ def run_generate(question: str, # the problem to solve
     if save:
         messages = build_prompt(question, format)
         save_prompt_and_response(save, messages, result["completion"], rendered_prompt=render_prompt(generator.tokenizer, messages),
-                                 question=question, answer=result["answer"], model=model, format=format, dtype=dtype,
+                                 question=question, answer=result["answer"], truncated=result["truncated"], model=model, format=format, dtype=dtype,
                                  max_new_tokens=max_new_tokens, temperature=temperature, version=__version__)
     return result
+
+# %% ../nbs/11_cli.ipynb #b3c1d0e2
+def generate_text(result: dict, # what `run_generate` returned
+                  model: str, # the model as the user named it
+                  max_new_tokens: int, # the completion length limit it ran with
+                 ) -> str:
+    "What `oneshot-reason generate` prints: the completion, its answer, and a note when the completion was cut at its limit."
+    lines = [result["completion"], "", f"answer: {result['answer']} ({model}, {result['dtype']})"]
+    if result.get("truncated"):
+        lines.append(f"note: the completion was cut at its limit of {max_new_tokens} tokens before it ended, so this answer "
+                     "may be unfinished (the grader reads none); raise --max-new-tokens")
+    return "\n".join(lines)
 
 # %% ../nbs/11_cli.ipynb #e96f4b41
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -1160,7 +1266,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--n-samples", type=int, default=1, metavar="N", help="completions per problem")
     e.add_argument("--temperature", type=float, metavar="X", help="sampling temperature (default: 0, greedy, for one sample; 0.6 for several)")
     e.add_argument("--max-new-tokens", type=int, default=512, metavar="N", help="completion length limit")
-    e.add_argument("--format", help="prompt format: xml, hash, think or boxed (default: the benchmark's)")
+    e.add_argument("--format", help="prompt format: xml, hash, think or boxed (default: hash for smollm2-135m, else the benchmark's)")
     e.add_argument("--output-dir", metavar="PATH", help="where records and the summary go (default: <run>/eval for a run's final/ model, else outputs/eval)")
     e.add_argument("--batch-size", type=int, default=EVAL_BATCH_SIZE, metavar="N", help="sequences per generate call")
     e.add_argument("--dtype", default="auto", help="precision of the weights: auto, float32, bfloat16 or float16 (auto: bfloat16 for a 16-bit checkpoint such as smollm2-135m on a GPU or a CPU with native bfloat16, else float32)")
@@ -1168,7 +1274,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="solve one question", formatter_class=_HelpFormatter, description="Solve one question.")
     g.add_argument("question", help="the problem to solve")
     g.add_argument("--model", default="tiny", help="HF id, local folder (e.g. a run's final/), or a named model: tiny, smollm2-135m")
-    g.add_argument("--format", default="xml", help="prompt format: xml, hash, think or boxed")
+    g.add_argument("--format", help="prompt format: xml, hash, think or boxed (default: hash for smollm2-135m, else xml)")
     g.add_argument("--max-new-tokens", type=int, default=256, metavar="N", help="completion length limit")
     g.add_argument("--temperature", type=float, default=0.0, metavar="X", help="sampling temperature; 0 is greedy")
     g.add_argument("--dtype", default="auto", help="precision of the weights: auto, float32, bfloat16 or float16 (auto: bfloat16 for a 16-bit checkpoint such as smollm2-135m on a GPU or a CPU with native bfloat16, else float32)")
@@ -1246,7 +1352,7 @@ def _dispatch(args: argparse.Namespace, # the parsed flags
         return path
     _quiet_libraries()
     result = run_generate(**kw)
-    print(result["completion"]); print(f"\nanswer: {result['answer']} ({kw['model']}, {result['dtype']})")
+    print(generate_text(result, kw["model"], kw["max_new_tokens"]))
     return result
 
 # %% ../nbs/11_cli.ipynb #027044f5

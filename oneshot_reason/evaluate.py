@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from fastcore.basics import patch
 
-from transformers import TrainerCallback
+from transformers import StoppingCriteria, StoppingCriteriaList, TrainerCallback
 
 from . import __version__
 from .core import OneShotError, append_jsonl, chat_text, is_main_process, iter_jsonl, set_seed
@@ -160,6 +160,14 @@ def _truncation(new_ids: torch.Tensor, # (B, T) the tokens generated after each 
     lengths = torch.where(has_end, ended.long().argmax(dim=1) + 1, torch.full_like(has_end, new_ids.shape[1], dtype=torch.long))
     return (~has_end & (new_ids.shape[1] >= max_new_tokens)).tolist(), lengths.tolist()
 
+# %% ../nbs/09_eval.ipynb #a7e0c1b1
+class _TokenProgress(StoppingCriteria):
+    "Moves a progress bar one token per sequence at each decoding step; it never stops generation."
+    def __init__(self, bar): self.bar = bar
+    def __call__(self, input_ids: torch.Tensor, scores, **kwargs) -> torch.Tensor:
+        self.bar.update(input_ids.shape[0])
+        return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+
 # %% ../nbs/09_eval.ipynb #5c7ee9c6
 @torch.no_grad()
 def generate_completions(model, # a Hugging Face causal LM
@@ -198,18 +206,22 @@ def generate_completions(model, # a Hugging Face causal LM
         cut: list[list[bool]] = [[False] * copies for _ in texts]
         new_tokens, seconds = 0, 0.0
         batches = [jobs[s:s + batch_size] for s in range(0, len(jobs), batch_size)]
-        for batch in tqdm(batches, desc=desc, disable=not progress or not batches, leave=False):
+        bar = tqdm(total=len(jobs) * max_new_tokens, desc=desc, unit="tok", disable=not progress or not batches, leave=False)
+        if not bar.disable: kw["stopping_criteria"] = StoppingCriteriaList([_TokenProgress(bar)])
+        for batch in batches:
             enc = tokenizer([texts[i] for i, _ in batch], return_tensors="pt", padding=True,
                             add_special_tokens=add_special).to(device)
-            start = time.perf_counter()
+            start, before = time.perf_counter(), bar.n
             ids = model.generate(**enc, **kw)  # (B, prompt length + new tokens)
             seconds += time.perf_counter() - start
+            bar.update(len(batch) * max_new_tokens - (bar.n - before))  # the rows that ended early count as done
             new_ids = ids[:, enc["input_ids"].shape[1]:]
             truncated, ends = _truncation(new_ids, eos_ids, max_new_tokens)
             new_tokens += sum(ends)
             new = tokenizer.batch_decode(new_ids, skip_special_tokens=True)
             for (i, j), text, t in zip(batch, new, truncated): out[i][j], cut[i][j] = text, t
     finally:
+        if "bar" in locals(): bar.close()
         tokenizer.padding_side, tokenizer.pad_token = old_side, old_pad
     repeat = lambda rows: [row * n_samples if copies == 1 else row for row in rows]
     if not details: return repeat(out)
@@ -648,10 +660,28 @@ def on_train_begin(self: HeldoutEvaluation, args, state, control, **kwargs):
 
 @patch
 def on_step_end(self: HeldoutEvaluation, args, state, control, **kwargs):
-    "Evaluate every `eval_steps` steps and after the last step."
+    "Mark the step for evaluation every `eval_steps` steps and after the last; it runs once the step is logged (see `_run_due`)."
     step = state.global_step
-    if step >= state.max_steps: self.evaluate_now(step, Path(args.output_dir) / "eval_after")
-    elif self.eval_steps and step % self.eval_steps == 0: self.evaluate_now(step)
+    if step >= state.max_steps or (self.eval_steps and step % self.eval_steps == 0): self._due = (step, step >= state.max_steps)
+
+@patch
+def _run_due(self: HeldoutEvaluation, args):
+    "Run the evaluation marked by `on_step_end`, if any."
+    due, self._due = getattr(self, "_due", None), None
+    if due is not None: self.evaluate_now(due[0], Path(args.output_dir) / "eval_after" if due[1] else None)
+
+@patch
+def on_log(self: HeldoutEvaluation, args, state, control, logs=None, **kwargs):
+    "The step's line is out: its evaluation follows it on the console."
+    self._run_due(args)
+
+@patch
+def on_step_begin(self: HeldoutEvaluation, args, state, control, **kwargs):
+    "A step that logged nothing: its evaluation runs before the next step."
+    self._run_due(args)
+
+@patch
+def on_train_end(self: HeldoutEvaluation, args, state, control, **kwargs): self._run_due(args)
 
 # %% ../nbs/09_eval.ipynb #7d659636
 @patch
@@ -695,10 +725,11 @@ class Generator:
                  top_p: float = 1.0, # nucleus sampling mass
                  seed: int | None = None, # seed for reproducible sampling (None: continue the current random state)
                  batch_size: int = 16, # sequences per `generate` call
-                ) -> list[list[str]]:
+                 details: bool = False, # return a `Generations` (which completions were cut at `max_new_tokens`, ...)
+                ) -> list[list[str]] | Generations:
         "`n` completions for each prompt."
         return generate_completions(self.model, self.tokenizer, prompts, n, temperature, top_p, max_new_tokens,
-                                    batch_size, seed, progress=len(prompts) * n > batch_size)
+                                    batch_size, seed, progress=len(prompts) * n > batch_size, details=details)
 
     def __call__(self, prompt: str | Sequence[dict], # one prompt: chat messages or text
                  n: int = 1, # completions to return (a list when n > 1)
@@ -749,11 +780,17 @@ def generate_math_solution(question: str, # the problem
 def solve(question: str, # the problem
           generator: Generator | None = None, # None: the embedded tiny model
           format: str = "xml", # the prompt format asked for
-          **kwargs, # max_new_tokens, temperature, system_prompt, seed (see `generate_math_solution`)
+          max_new_tokens: int = 200, # completion length limit
+          temperature: float = 0.9, # 0 is greedy decoding
+          system_prompt: str | None = None, # replaces the format's system prompt
+          seed: int | None = None, # seed for reproducible sampling
          ) -> dict:
-    "The completion for `question` and the answer extracted from it (None when there is none)."
-    completion = generate_math_solution(question, generator, format, **kwargs)
-    return {"completion": completion, "answer": extract_answer(completion)}
+    "The completion for `question`, the answer extracted from it (None when there is none), and whether it was cut at its limit."
+    generator = generator or default_generator()
+    out = generator.generate([build_prompt(question, format, system_prompt)], max_new_tokens=max_new_tokens,
+                             temperature=temperature, seed=seed, details=True)
+    completion = out.completions[0][0]
+    return {"completion": completion, "answer": extract_answer(completion), "truncated": out.truncated[0][0]}
 
 # %% ../nbs/09_eval.ipynb #195a4207
 def save_prompt_and_response(path: str | Path, # the JSON Lines file to append to

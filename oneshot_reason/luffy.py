@@ -15,12 +15,13 @@ import torch
 from fastcore.basics import patch
 
 from .core import OneShotError, chat_text
+from .health import reward_role
 from .trainer import PRESETS, TrainerMethod, check_whole_groups, register_method
 
 # %% auto #0
-__all__ = ['DEMONSTRATIONS_CHECKED', 'policy_shaping', 'policy_shaping_weight', 'mixed_group_advantages', 'luffy_token_loss',
-           'demonstration_text', 'demonstration_token_ids', 'demonstration_cut_report', 'mix_demonstrations',
-           'luffy_group_stats', 'LuffyMethod']
+__all__ = ['DEMONSTRATIONS_CHECKED', 'LUFFY_SUMMARY_KEYS', 'policy_shaping', 'policy_shaping_weight', 'mixed_group_advantages',
+           'luffy_token_loss', 'demonstration_text', 'demonstration_token_ids', 'demonstration_cut_report',
+           'mix_demonstrations', 'luffy_group_stats', 'LuffyMethod', 'luffy_summary']
 
 # %% ../nbs/07_luffy.ipynb #1a655224
 def policy_shaping(p: torch.Tensor, # the current policy's probability of each demonstration token
@@ -240,6 +241,28 @@ def _log_group_stats(self: LuffyMethod, trainer, off: torch.Tensor):
     total = (r * w).nansum(1).masked_fill(torch.isnan(r).all(1), math.nan)
     for key, value in luffy_group_stats(total, all_off, trainer.num_generations).items():
         if value is not None: trainer.record_metric(f"luffy/{key}", value)
+    roles = [reward_role(name) for name in trainer.reward_func_names]
+    if "correctness" in roles and (~all_off).any():
+        correct = r[~all_off, roles.index("correctness")]                  # the model's own rows
+        correct = correct[~torch.isnan(correct)]
+        if correct.numel(): trainer.record_metric("luffy/on_policy_correct", correct.mean().item())
+
+# %% ../nbs/07_luffy.ipynb #d1f0a0b2
+LUFFY_SUMMARY_KEYS = {"reward_mixed": "reward", "reward_own": "luffy/on_policy_reward", "correct_own": "luffy/on_policy_correct",
+                      "only_demo_rewarded": "luffy/only_demo_rewarded"} # summary key -> logged metric ('correct_mixed': the correctness reward's mean)
+
+def luffy_summary(log_history: list[dict], # the trainer's `state.log_history` (one dict per logged step)
+                 ) -> dict | None:
+    "Mean over the run and last value of the mixed and the model's own reward and correctness; None without LUFFY's metrics."
+    steps = [e for e in log_history if "luffy/on_policy_reward" in e]
+    if not steps: return None
+    def correct_mixed(e): return next((v for k, v in e.items() if k.startswith("rewards/") and k.endswith("/mean")
+                                       and reward_role(k.split("/")[1]) == "correctness"), None)
+    out: dict = {"logged_steps": len(steps)}
+    for key, get in [(k, (lambda e, m=m: e.get(m))) for k, m in LUFFY_SUMMARY_KEYS.items()] + [("correct_mixed", correct_mixed)]:
+        values = [v for v in map(get, steps) if v is not None]
+        if values: out[key], out[f"{key}_last"] = sum(values) / len(values), values[-1]
+    return out
 
 # %% ../nbs/07_luffy.ipynb #96b3d4a2
 def _global_masked_mean(trainer, values: torch.Tensor, mask: torch.Tensor) -> float | None:

@@ -886,6 +886,19 @@ def _in_broken_span(tail: str, number: re.Match) -> bool:
         if opener >= 0 and opened % 2 == 1 and "\n" in before[opener:] and close in after: return True
     return False
 
+# %% ../nbs/02_rewards.ipynb #c7a0e1d2
+_FINAL_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+_AFTER_CUT_NUMBER = re.compile(r"(?:[.,/^]|[ \t]+)?")  # what may follow a number the cut may still be inside
+
+def _cut_in_answer(found: _Found, text: str) -> bool:
+    "True when a cut-off `text` ends inside or right after its final number and that number is the found answer's last."
+    tail, last = text[-_TAIL_CHARS:], None
+    for last in _FINAL_DIGITS.finditer(tail): pass
+    if last is None or not _AFTER_CUT_NUMBER.fullmatch(tail[last.end():]): return False
+    answer_last = None
+    for answer_last in _FINAL_DIGITS.finditer(found.answer): pass
+    return answer_last is not None and answer_last.group() == last.group()
+
 # %% ../nbs/02_rewards.ipynb #b14e45af
 _MAX_EXACT_CHARS = 1000  # a longer found answer is not compared as a string (math-verify's guards see it)
 
@@ -919,7 +932,7 @@ def _decide(found: _Found | None, parts: list[str], text: str, deadline: float) 
 def check_answer(completion: Any, # a completion: text or chat messages
                  reference: Any, # the reference answer (or a full solution ending in `#### n` / `\boxed{}`)
                  timeout: float = GRADING_TIMEOUT, # bound on the whole call, in seconds (math-verify's worker is killed past it)
-                 truncated: bool = False, # the completion hit its token limit without its end token: no unmarked answer is read
+                 truncated: bool = False, # the completion hit its token limit without its end token: no unmarked or cut-off answer is read
                 ) -> bool:
     "The grader behind every accuracy the package reports: plain numbers compared here, everything else by math-verify."
     start = time.monotonic()
@@ -928,7 +941,7 @@ def check_answer(completion: Any, # a completion: text or chat messages
         text = _without_chat_tokens(chat_text(completion, role="assistant"))
         if not parts or not text.strip(): return False
         found = _find_answer(text)
-        if truncated and (found is None or found.how in _UNMARKED): return False  # a cut-off text's last number is not its answer
+        if truncated and (found is None or found.how in _UNMARKED or _cut_in_answer(found, text)): return False
         if _incomplete(found, text): return False
         return _decide(found, parts, text, start + timeout)
     except Exception: return False  # _SymbolicTimeout included: no verdict in time is a wrong answer

@@ -166,6 +166,12 @@ def notes(cls: TrainerMethod, args, model=None) -> list[str]:
     "Lines for the user about `args` (and the model, or its name): settings that make the run differ from the method's authors'."
     return []
 
+# %% ../nbs/05_trainer.ipynb #c0ffee01
+@patch
+def choices(self: TrainerMethod) -> dict:
+    "What the method chose itself once set up (BuPO: the layer it picked), for the run's `run.json`; empty by default."
+    return {}
+
 # %% ../nbs/05_trainer.ipynb #f246a0e9
 @patch
 def setup(self: TrainerMethod, trainer) -> None:

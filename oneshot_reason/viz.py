@@ -30,12 +30,12 @@ from fastcore.basics import patch
 from .core import OneShotError, chat_text, iter_jsonl, read_jsonl
 
 # %% auto #0
-__all__ = ['PALETTE', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'set_light_renderer',
-           'read_scalars', 'read_completions', 'smooth', 'coinciding', 'reward_curve', 'length_curve', 'scalar_curves',
-           'accuracy_bars', 'heldout_curve', 'curves_with_bands', 'group_weights', 'cross_path_heatmap',
-           'cross_path_lines', 'entropy_flow_figure', 'entropy_change_figure', 'group_html', 'weights_html',
-           'CompletionsExplorer', 'completions_explorer', 'signal_groups', 'spread_samples', 'health_history',
-           'health_timeline', 'write_report']
+__all__ = ['PALETTE', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'METHOD_SUMMARY_KEYS',
+           'set_light_renderer', 'read_scalars', 'read_completions', 'smooth', 'coinciding', 'reward_curve',
+           'length_curve', 'scalar_curves', 'accuracy_bars', 'heldout_curve', 'curves_with_bands', 'group_weights',
+           'cross_path_heatmap', 'cross_path_lines', 'entropy_flow_figure', 'entropy_change_figure', 'group_html',
+           'weights_html', 'CompletionsExplorer', 'completions_explorer', 'signal_groups', 'spread_samples',
+           'health_history', 'health_timeline', 'write_report']
 
 # %% ../nbs/10_viz.ipynb #21138b94
 def set_light_renderer(renderer: str | None = None, # a plotly renderer name; None: `colab` in Colab, else `plotly_mimetype+notebook_connected`
@@ -916,6 +916,33 @@ class _Page:
         try: self.figure(make())
         except OneShotError as e: self.note(f"{missing} ({e})")
 
+# %% ../nbs/10_viz.ipynb #a9b8c7d1
+METHOD_SUMMARY_KEYS = ("luffy", "bupo") # summary.json entries shown by `_methods_section`, not in the summary's table
+
+def _methods_section(page: _Page, run_dir: Path):
+    "LUFFY's own and mixed reward and correctness; BuPO's layer and phases. Nothing for a run of neither method."
+    read = lambda name: json.loads((run_dir / name).read_text(encoding="utf-8")) if (run_dir / name).exists() else {}
+    summary, chosen = read("summary.json"), read("run.json").get("chosen", {})
+    luffy, bupo = summary.get("luffy"), summary.get("bupo") or chosen.get("bupo")
+    if not luffy and not bupo: return
+    page.add("<h2>Method</h2>")
+    if luffy:
+        pct = lambda v: "" if v is None else f"{v:.1%}"
+        num = lambda v: "" if v is None else f"{v:.3f}"
+        rows = [{"": "reward", "the model's own completions": num(luffy.get("reward_own")), "mixed groups (with demonstrations)": num(luffy.get("reward_mixed")),
+                 "own, last step": num(luffy.get("reward_own_last"))},
+                {"": "correct", "the model's own completions": pct(luffy.get("correct_own")), "mixed groups (with demonstrations)": pct(luffy.get("correct_mixed")),
+                 "own, last step": pct(luffy.get("correct_own_last"))}]
+        page.note(f"LUFFY, mean over {luffy.get('logged_steps', '?')} logged steps; the mixed numbers count the demonstrations' reward.")
+        page.add(_table_html(rows, ["", "the model's own completions", "mixed groups (with demonstrations)", "own, last step"]))
+    if bupo:
+        page.note(f"BuPO: the internal policy of decoder layer {bupo.get('internal_layer')} of {bupo.get('num_layers', '?')}, "
+                  f"phase 1 through step {bupo.get('internal_phase_through_step', '?')} (iterative_steps "
+                  f"{bupo.get('iterative_steps', '?')}, {bupo.get('steps_per_generation', '?')} optimizer steps per generation).")
+        words = {"internal": f"internal policy (layer {bupo.get('internal_layer')})", "full": "full model"}
+        phases = [{"phase": words.get(p["phase"], p["phase"]), "steps": f"{p['first_step']}-{p['last_step']}"} for p in bupo.get("phases", [])]
+        if phases: page.add(_table_html(phases, ["phase", "steps"]))
+
 # %% ../nbs/10_viz.ipynb #495c8518
 _ACCURACY_WORDS = {"strict": "strict (the answer where the format requires it)", "lenient": "lenient (the final answer anywhere)"}
 
@@ -944,7 +971,7 @@ def _summary_section(page: _Page, run_dir: Path):
     if found: page.figure(accuracy_bars(summary, names=[run_dir.name]))
     else: page.note("summary.json has no held-out accuracy before or after training: the run was not evaluated.")
     shown_keys = {f"{a}_{k}_{w}" for a in ("accuracy", "correct") for k in ACCURACY_KINDS for w in ("before", "after")}
-    shown_keys |= {"accuracy_before", "accuracy_after", "health"}
+    shown_keys |= {"accuracy_before", "accuracy_after", "health", *METHOD_SUMMARY_KEYS}
     others = [{"key": k, "value": _format(v)} for k, v in summary.items() if k not in shown_keys]
     if others: page.add(_table_html(others, ["key", "value"]))
 
@@ -1058,6 +1085,7 @@ def write_report(run_dir: str | Path, # the run folder (output_dir of training o
     with warnings.catch_warnings(record=True) as caught: # damaged files are read as far as they go; each is said once
         warnings.simplefilter("always")
         _summary_section(page, run_dir)
+        _methods_section(page, run_dir)
         _training_section(page, run_dir, smoothing)
         _health_section(page, run_dir)
         _evaluation_section(page, run_dir)

@@ -12,7 +12,8 @@ do, `#| notest` cells only with `--notest`; a cell that does not run keeps the o
 Every output holding a plotly figure (`application/vnd.plotly.v1+json`, which JupyterLab and VS Code draw
 interactively) gets an `image/png` beside it (what GitHub, Colab before running and the docs show), made with
 kaleido and the system's Chromium, and loses its `text/html` copy (a second copy of the figure whose script static
-viewers strip). Without kaleido or a Chromium, the figures keep only the interactive part and one message says so.
+viewers strip). Without kaleido or a Chromium (looked for before kaleido starts, since kaleido waits forever without
+one), the figures keep only the interactive part and one message says so.
 Outputs written to stderr (warnings, progress bars) are dropped. The notebook is written only when every cell ran
 without error and the result is under the 1 MB cap, then `nbdev-clean`ed, so the CI's sync check leaves it as is.
 """
@@ -47,35 +48,75 @@ def default_notebooks() -> list[Path]:
 
 # -- figures ---------------------------------------------------------------------------------------------------
 
+BROWSER_NAMES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"]
+PNG_SECONDS = 120  # one figure's PNG; kaleido never returns when its browser dies, so it is not waited on longer
+
+
+def browser_path() -> tuple[str | None, str | None]:
+    """(the Chromium kaleido would drive, None) or (None, why not), found before kaleido starts: without a browser
+    `kaleido.start_sync_server` then `plotly.io.to_image` wait forever (its server thread dies, `to_image` waits on it)."""
+    if os.environ.get("BROWSER_PATH"):  # kaleido takes it as it is
+        path = os.environ["BROWSER_PATH"]
+        ok = os.path.isfile(path) and os.access(path, os.X_OK)
+        return (path, None) if ok else (None, f"BROWSER_PATH={path} is not an executable file")
+    candidates = []
+    try:
+        from choreographer.browsers.chromium import Chromium  # kaleido's own lookup: its downloaded Chrome, PATH, usual places
+        candidates.append(Chromium.find_browser(skip_local=False))
+    except Exception: pass
+    candidates += map(shutil.which, BROWSER_NAMES)
+    found = next((p for p in candidates if p and os.path.isfile(p) and os.access(p, os.X_OK)), None)
+    return (found, None) if found else (None, f"no Chrome or Chromium found ({', '.join(BROWSER_NAMES)} on PATH)")
+
+
 class Pictures:
     "Turns plotly figure JSON into PNG bytes with one kaleido browser for the whole notebook; None if it cannot."
     def __init__(self): self.started, self.problem = False, None
 
+    def _give_up(self, problem: str):
+        self.problem = problem
+        print(f"no PNG beside the plotly figures ({problem}); install the dev extra (kaleido) and a Chromium "
+              "(`apt-get install chromium`, or set BROWSER_PATH to one)", file=sys.stderr)
+
     def png(self, figure: dict) -> bytes | None:
         if self.problem: return None
         try:
-            import kaleido, plotly.io as pio
             if not self.started:
-                if not os.environ.get("BROWSER_PATH"):
-                    found = next(filter(None, map(shutil.which, ["chromium", "chromium-browser", "google-chrome"])), None)
-                    if found: os.environ["BROWSER_PATH"] = found
+                import kaleido  # noqa: F401  (missing: said below, like a missing browser)
+                path, why = browser_path()
+                if path is None: self._give_up(why); return None
+                os.environ["BROWSER_PATH"] = path
                 kaleido.start_sync_server(silence_warnings=True)
                 self.started = True
-            layout = figure.get("layout", {})
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return pio.to_image(figure, format="png", width=layout.get("width") or PNG_WIDTH,
-                                    height=layout.get("height") or PNG_HEIGHT, scale=PNG_SCALE)
-        except Exception as e:  # no kaleido, no Chromium, a browser that does not start
-            self.problem = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-            print(f"no PNG beside the plotly figures ({self.problem}); install the dev extra (kaleido) and a Chromium "
-                  "(`apt-get install chromium`, or set BROWSER_PATH to one)", file=sys.stderr)
+            return self._to_image(figure)
+        except Exception as e:  # no kaleido, a browser that does not start
+            self._give_up(f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}")
             return None
 
+    def _to_image(self, figure: dict) -> bytes | None:
+        "`plotly.io.to_image` in a daemon thread, given up after PNG_SECONDS (then no more PNGs for this notebook)."
+        import threading, plotly.io as pio
+        layout, result = figure.get("layout", {}), {}
+        def draw():
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    result["png"] = pio.to_image(figure, format="png", width=layout.get("width") or PNG_WIDTH,
+                                                 height=layout.get("height") or PNG_HEIGHT, scale=PNG_SCALE)
+            except Exception as e: result["error"] = e
+        worker = threading.Thread(target=draw, daemon=True)
+        worker.start(); worker.join(PNG_SECONDS)
+        if worker.is_alive(): self._give_up(f"kaleido gave no PNG in {PNG_SECONDS} s"); return None
+        if "error" in result: raise result["error"]
+        return result["png"]
+
     def close(self):
-        if self.started:
-            import kaleido
-            kaleido.stop_sync_server(silence_warnings=True)
+        "Stop kaleido's browser (and its temporary folder); not waited on longer than PNG_SECONDS."
+        if not self.started: return
+        import threading, kaleido
+        stopper = threading.Thread(target=kaleido.stop_sync_server, kwargs={"silence_warnings": True}, daemon=True)
+        stopper.start(); stopper.join(PNG_SECONDS)
+        self.started = False
 
 
 def tidy_outputs(outputs: list[dict], pictures: Pictures) -> list[dict]:
