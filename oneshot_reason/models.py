@@ -229,7 +229,7 @@ def smollm2_folder(cache_dir: str | Path | None = None, # None: `model_cache_dir
         convert_gguf(gguf, folder)
     return cached_folder(SMOLLM2_NAME, build, stamp, cache_dir)
 
-# %% ../nbs/03_models.ipynb #70ec4b39
+# %% ../nbs/03_models.ipynb #c965fb49
 @dataclass(frozen=True)
 class SplitGGUF:
     "A GGUF file published as parts, one per wheel: wheel `dist.format(n)` holds `module.format(n)/data/part{n:02d}.bin`."
@@ -256,7 +256,7 @@ QWEN_CODER_15B = SplitGGUF("qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct-q4
                            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046")
 
 
-# %% ../nbs/03_models.ipynb #e7b6b239
+# %% ../nbs/03_models.ipynb #b35cded2
 def gguf_parts(split: SplitGGUF, # which file
               ) -> list[Path]:
     "The installed part files of `split`, in order; `OneShotError` with the pip command when a wheel is missing."
@@ -274,7 +274,7 @@ def gguf_parts(split: SplitGGUF, # which file
     return found
 
 
-# %% ../nbs/03_models.ipynb #1b2b42d8
+# %% ../nbs/03_models.ipynb #174d4bb6
 def assemble_gguf(parts: list[Path], # the part files, in order
                   dest: str | Path, # the file to write
                   size: int, # the expected size in bytes
@@ -302,7 +302,7 @@ def assemble_gguf(parts: list[Path], # the part files, in order
     return dest
 
 
-# %% ../nbs/03_models.ipynb #acabfb60
+# %% ../nbs/03_models.ipynb #a84ef57a
 QWEN_CONVERSION = 1 # the conversion's version for the split GGUF models: raise it when the build changes
 
 def split_gguf_folder(split: SplitGGUF, # which model
