@@ -109,7 +109,7 @@ def main():
         start = time.time()
         res = evaluate(model, tok, data.select(idx), max_new_tokens=a.max_new_tokens, batch_size=a.batch_size,
                        format=a.format, progress=False, seed=0)
-        rows = [{"index": i, **r} for i, r in zip(idx, res.records)]
+        rows = [{**r, "index": i} for i, r in zip(idx, res.records)] # the problem's index in the test set
         for r in rows: r.pop("prompt", None)
         append(a.out / "records.jsonl", rows)
         append(a.out / "chunks.jsonl", [{"first": idx[0], "n": len(idx), "new_tokens": res.new_tokens,
