@@ -1,7 +1,10 @@
 """What RL does to a real pretrained chat model: GRPO, LUFFY, M3PO and BuPO on SmolLM2-135M-Instruct, through the CLI.
 
     python bench/real_model.py [--config configs/real_model.yaml] [--out bench/results/real_model.json]
-                               [--only NAME ...] [--parallel N] [--data-dir DIR] [--baseline]
+                               [--only NAME ...] [--parallel N] [--data-dir DIR] [--baseline] [--resume]
+    python bench/real_model.py --config configs/qwen_gsm8k.yaml --data-dir ../shared/data --resume
+
+(`--out` and `--workdir` default to bench/results/<config name>.json and outputs/<config name>/.)
 
 Every run is one `oneshot-reason train` command built from configs/real_model.yaml: the model with LoRA, each
 method's own preset (its loss, clipping, shaping and format), and the shape every run shares (prompts, group size,
@@ -11,7 +14,9 @@ anywhere). `--baseline` also evaluates the untrained model on the full benchmark
 
 Writes the results file after every finished run (a rerun skips runs already there): per run the command, the
 held-out curves, the training reward and health numbers from the trainer's log, the completions of the first
-held-out problems before and after, and the wall time; then per experiment the mean change with a 95% t-interval.
+held-out problems before and after, and the wall time; then per experiment the mean change with a 95% t-interval over seeds, and, per run, the change with a 95% paired
+bootstrap interval over the held-out problems (the same problems before and after; the interval to read when one
+seed is all the machine allows), and each method against the first experiment on the same problems after training.
 Wall times are taken with `--parallel` runs sharing the machine, which the file records.
 """
 import argparse, json, math, os, platform, shlex, statistics, subprocess, sys, time
@@ -36,6 +41,21 @@ def interval(values: list[float]) -> list[float]:
 def clip(bounds: list[float]) -> list[float]:
     "An accuracy's interval kept within [0, 1]."
     return [bounds[0], max(0.0, bounds[1]), min(1.0, bounds[2])]
+
+def paired_bootstrap(before: list[bool], after: list[bool], n: int = 10000, seed: int = 0) -> list[float]:
+    "Mean of after - before over paired problems, and its 95% percentile interval from `n` resamples of the problems."
+    import numpy as np
+    if len(before) != len(after) or not before: raise ValueError(f"paired_bootstrap needs two equal, non-empty lists, got {len(before)} and {len(after)}")
+    diff = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
+    means = diff[np.random.default_rng(seed).integers(0, len(diff), size=(n, len(diff)))].mean(axis=1)
+    return [float(diff.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))]
+
+def verdicts(folder: Path) -> dict[str, list[bool]]:
+    "Per held-out problem, in order: strict and lenient verdicts of the greedy completion in an evaluation folder."
+    files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+    if not files: return {}
+    rows = [json.loads(line) for line in files[0].read_text().splitlines() if line.strip()]
+    return {"strict": [bool(r["strict"][0]) for r in rows], "lenient": [bool(r["correct"][0]) for r in rows]}
 
 def data_file(cfg: dict, relative: str | None, data_dir: Path | None) -> str | None:
     "A data file of the config, found under --data-dir (GSM8K's train.jsonl, test.jsonl)."
@@ -98,6 +118,7 @@ def run_one(cfg: dict, name: str, seed: int, data_dir: Path | None, workdir: Pat
            "lenient": [[h["step"], h["accuracy_lenient"]] for h in heldout],
            "truncated": [[h["step"], h.get("truncated")] for h in heldout],
            "log": trainer_log(out), "health": summary.get("health", {}).get("events", []),
+           "verdicts_before": verdicts(out / "eval_before"), "verdicts_after": verdicts(out / "eval_after"),
            "before": completions(out / "eval_before", cfg["keep_completions"]),
            "after": completions(out / "eval_after", cfg["keep_completions"])}
     print(f"{name} seed {seed}: strict {run['strict'][0][1]:.3f} -> {run['strict'][-1][1]:.3f}, "
@@ -134,23 +155,37 @@ def summarise(cfg: dict, runs: list[dict]) -> dict:
             row[f"{kind}_before"] = clip(interval([r[kind][0][1] for r in done]))
             row[f"{kind}_after"] = clip(interval([r[kind][-1][1] for r in done]))
             row[f"{kind}_change"] = interval([r[kind][-1][1] - r[kind][0][1] for r in done])
-        table[name] = {k: [round(x, 4) for x in v] if isinstance(v, list) else v for k, v in row.items()}
+        for kind in ("strict", "lenient"): # per seed, paired over the held-out problems
+            row[f"{kind}_change_paired"] = [paired_bootstrap(r["verdicts_before"][kind], r["verdicts_after"][kind])
+                                            for r in done if r.get("verdicts_before") and r.get("verdicts_after")]
+        table[name] = {k: [round(x, 4) for x in v] if isinstance(v, list) and v and not isinstance(v[0], list)
+                       else [[round(x, 4) for x in w] for w in v] if isinstance(v, list) else v for k, v in row.items()}
+    first = next(iter(table), None) # every other method against the first, after training, paired by seed and problem
+    for name in list(table)[1:]:
+        for kind in ("strict", "lenient"):
+            pairs = [(a["verdicts_after"][kind], b["verdicts_after"][kind]) for a in runs for b in runs
+                     if a["experiment"] == first and b["experiment"] == name and a["seed"] == b["seed"] and a.get("exit") == 0
+                     and b.get("exit") == 0 and a.get("verdicts_after") and b.get("verdicts_after")]
+            if pairs: table[name][f"{kind}_after_vs_{first}"] = [[round(x, 4) for x in paired_bootstrap(a, b)] for a, b in pairs]
     return table
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--config", default=str(ROOT / "configs" / "real_model.yaml"))
-    p.add_argument("--out", default=str(ROOT / "bench" / "results" / "real_model.json"))
+    p.add_argument("--out", default=None, help="the results file (default: bench/results/<config name>.json)")
     p.add_argument("--only", nargs="*", help="run only these experiments")
     p.add_argument("--parallel", type=int, default=1, help="runs at once")
     p.add_argument("--seeds", type=int, nargs="*", help="run only these seeds")
     p.add_argument("--data-dir", default=os.environ.get("ONESHOT_DATA_DIR"), help="the folder holding gsm8k/ (default: $ONESHOT_DATA_DIR)")
     p.add_argument("--baseline", action="store_true", help="also evaluate the untrained model on the full benchmarks")
-    p.add_argument("--workdir", default=str(ROOT / "outputs" / "real_model"))
+    p.add_argument("--workdir", default=None, help="the run folders (default: outputs/<config name>/)")
     p.add_argument("--resume", action="store_true", help="continue interrupted runs from their newest checkpoint")
     a = p.parse_args()
     cfg = yaml.safe_load(Path(a.config).read_text())
-    data_dir, workdir, out = Path(a.data_dir) if a.data_dir else None, Path(a.workdir), Path(a.out)
+    stem = Path(a.config).stem
+    data_dir = Path(a.data_dir) if a.data_dir else None
+    workdir = Path(a.workdir) if a.workdir else ROOT / "outputs" / stem
+    out = Path(a.out) if a.out else ROOT / "bench" / "results" / f"{stem}.json"
     results = json.loads(out.read_text()) if out.exists() else {"runs": []}
     have = {(r["experiment"], r["seed"]) for r in results["runs"] if r.get("exit") == 0}
     jobs = [(name, seed) for name, exp in cfg["experiments"].items() if not a.only or name in a.only

