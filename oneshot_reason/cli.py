@@ -48,7 +48,7 @@ def _opt(default, help: str, factory=None):
 @dataclass
 class TrainOptions:
     "Everything `oneshot-reason train` needs; the defaults are the offline demo."
-    model: str | None = _opt(None, "HF id, local folder, or a named model: tiny, smollm2-135m (default: the embedded offline model 'tiny')")
+    model: str | None = _opt(None, "HF id, local folder, or a named model: tiny, smollm2-135m, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b (default: the embedded offline model 'tiny')")
     dataset: str | None = _opt(None, "gsm8k, synthetic, or a benchmark name (default: synthetic problems; gsm8k with --model)")
     data_path: str | None = _opt(None, "a local .jsonl/.json/.parquet/.csv training file (GSM8K, verl, LUFFY or plain layout)")
     question_column: str | None = _opt(None, "the column of --data-path holding the questions (default: detected)")
@@ -1259,7 +1259,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="print only the summary, as JSON on stdout (for scripts)")
     e = sub.add_parser("eval", help="evaluate a model on a benchmark", formatter_class=_HelpFormatter,
                        description="Evaluate a model on a benchmark: correct/n per metric, records and a summary file.")
-    e.add_argument("--model", default="tiny", help="HF id, local folder (e.g. a run's final/), or a named model: tiny, smollm2-135m")
+    e.add_argument("--model", default="tiny", help="HF id, local folder (e.g. a run's final/), or a named model: tiny, smollm2-135m, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b")
     e.add_argument("--benchmark", default="gsm8k", help="gsm8k, math500, aime24, aime25, amc23, synthetic, or a data file")
     e.add_argument("--data-path", metavar="PATH", help="a local file of the benchmark (GSM8K .jsonl, verl .parquet, ...) instead of the Hub")
     e.add_argument("--limit", type=int, metavar="N", help="only the first N problems (default: all)")
@@ -1273,7 +1273,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="print the summary as JSON on stdout (for scripts)")
     g = sub.add_parser("generate", help="solve one question", formatter_class=_HelpFormatter, description="Solve one question.")
     g.add_argument("question", help="the problem to solve")
-    g.add_argument("--model", default="tiny", help="HF id, local folder (e.g. a run's final/), or a named model: tiny, smollm2-135m")
+    g.add_argument("--model", default="tiny", help="HF id, local folder (e.g. a run's final/), or a named model: tiny, smollm2-135m, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b")
     g.add_argument("--format", help="prompt format: xml, hash, think or boxed (default: hash for smollm2-135m, else xml)")
     g.add_argument("--max-new-tokens", type=int, default=256, metavar="N", help="completion length limit")
     g.add_argument("--temperature", type=float, default=0.0, metavar="X", help="sampling temperature; 0 is greedy")
