@@ -36,8 +36,8 @@ __all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'MODEL_DEFAULTS', 'MODEL_METHOD_DEF
            'load_options', 'holds_run', 'run_files', 'other_files', 'manifest_trainer_fields', 'run_manifest',
            'manifest_differences', 'prepare_run_dir', 'clear_run', 'check_offline', 'Console', 'step_line',
            'console_callback', 'summary_text', 'method_summaries', 'busy_cpu_warning', 'run_header', 'RunClock',
-           'run_train', 'eval_output_dir', 'metric_counts', 'run_eval', 'eval_text', 'run_generate', 'generate_text',
-           'build_parser', 'cli_words', 'silence_known_warnings', 'one_line_warnings', 'main']
+           'run_train', 'eval_output_dir', 'report_output', 'metric_counts', 'run_eval', 'eval_text', 'run_generate',
+           'generate_text', 'build_parser', 'cli_words', 'silence_known_warnings', 'one_line_warnings', 'main']
 
 # %% ../nbs/11_cli.ipynb #e4d58175
 def _opt(default, help: str, factory=None):
@@ -1094,13 +1094,25 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
 def eval_output_dir(model: str, # the evaluated model's name or folder
                     output_dir: str | None = None, # asked for explicitly; wins
                    ) -> Path:
-    "Where `eval` writes: `output_dir` if given, the run's `eval/` for a run's `final/` model, else `outputs/eval`."
+    "Where `eval` writes: `output_dir` if given, the run's `eval/` for a run's `final/` model (refused when that folder is the user's), else `outputs/eval`."
     if output_dir is not None: return Path(output_dir)
     path = Path(str(model)).expanduser()
     run = path.parent
     if path.name == "final" and path.is_dir() and any((run / n).exists() for n in ("run.json", "summary.json", "completions.jsonl")):
+        if "eval" in _not_the_runs(run): # the user's folder, there before the run: never written into
+            raise SettingError(f"{run / 'eval'} is not the run's (its run_files.json lists it as there before the run), "
+                               "so eval does not write into it; pass --output-dir PATH")
         return run / "eval"
     return Path("outputs/eval")
+
+def report_output(run_dir: str | Path, # the run folder
+                  output: str | Path = "report.html", # the page; a relative path is taken inside run_dir
+                 ) -> Path:
+    "Where `report` writes; refused when that file is the user's (run_files.json lists it as there before the run)."
+    output = Path(output) if Path(output).is_absolute() else Path(run_dir) / output
+    if output.parent.resolve() == Path(run_dir).resolve() and output.name in _not_the_runs(Path(run_dir)):
+        raise SettingError(f"{output} is not the run's (its run_files.json lists it as there before the run); write the report elsewhere with --output PATH")
+    return output
 
 # %% ../nbs/11_cli.ipynb #cdc0e3af
 def metric_counts(summary: dict, # `EvalResult.to_dict()` plus its records' flags under 'correct' (and 'strict')
@@ -1343,9 +1355,9 @@ def _dispatch(args: argparse.Namespace, # the parsed flags
         return summary
     if args.command == "report":
         from oneshot_reason.viz import write_report
-        try: path = write_report(kw["run_dir"], kw["output"])
+        output = report_output(kw["run_dir"], kw["output"])
+        try: path = write_report(kw["run_dir"], output)
         except OSError as e:
-            output = Path(kw["output"]) if Path(kw["output"]).is_absolute() else Path(kw["run_dir"]) / kw["output"]
             if (refused := unwritable_error(e, output.parent)) is None: raise
             raise OneShotError(str(refused).split("; ")[0] + f"; write the report elsewhere with --output PATH") from None
         print(path)
