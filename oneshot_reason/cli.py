@@ -279,12 +279,17 @@ def _preset_name(opts: TrainOptions) -> str:
     return "cpu-demo" if opts.offline_demo else ALGO_PRESETS.get(opts.algo.split("+")[0], "oneshot")
 
 # %% ../nbs/11_cli.ipynb #d0de0002
-MODEL_DEFAULTS: dict[str, dict] = { # named real model -> what configs/real_model.yaml's runs of it used
+MODEL_DEFAULTS: dict[str, dict] = { # named real model -> what its config uses (configs/real_model.yaml, configs/qwen_gsm8k.yaml)
     "smollm2-135m": dict(format="hash", lora=16, max_steps=30, save_steps=5, iterative_steps=4,
                          trainer=dict(per_device_train_batch_size=32, num_generations=8, gradient_accumulation_steps=1,
                                       generation_batch_size=None, steps_per_generation=None, max_completion_length=160,
                                       learning_rate=1e-4, lr_scheduler_type="constant", warmup_steps=0, temperature=0.7,
                                       logging_steps=1)),
+    "qwen2.5-coder-0.5b": dict(format="boxed", lora=16, max_steps=40, save_steps=5, # it answers in \boxed{}, not ####
+                               trainer=dict(per_device_train_batch_size=8, num_generations=4, gradient_accumulation_steps=1,
+                                            generation_batch_size=None, steps_per_generation=None, max_completion_length=512,
+                                            learning_rate=2e-5, lr_scheduler_type="constant", warmup_steps=0, temperature=0.8,
+                                            logging_steps=1)),
 }
 MODEL_METHOD_DEFAULTS: dict[str, dict[str, dict]] = {"smollm2-135m": {"m3po": {"temperature": 0.5}}} # M3PO's own temperature
 
