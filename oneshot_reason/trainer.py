@@ -499,11 +499,14 @@ PRESET_LORA: dict[str, int | dict] = {"m3po": {"r": 32, "lora_alpha": 64, "use_r
 def config_preset(name: str, # a key of `PRESETS`: 'oneshot', 'm3po', 'luffy', 'bupo', 'cpu-demo'
                   **overrides, # any `OneShotConfig` field, applied over the preset
                  ) -> OneShotConfig:
-    "The `OneShotConfig` of a reference setting, with `overrides` applied (output_dir defaults to outputs/<name>)."
+    "The `OneShotConfig` of a reference setting, with `overrides` applied (output_dir defaults to outputs/<name>); a generation size asked for replaces the preset's other way of saying it."
     if name not in PRESETS: raise OneShotError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
     bad = [k for k in overrides if k not in OneShotConfig.__dataclass_fields__]
     if bad: raise OneShotError(f"{bad[0]!r} is not an OneShotConfig field; check the spelling (see OneShotConfig)")
-    return OneShotConfig(**{"output_dir": f"outputs/{name}", **PRESETS[name](), **overrides})
+    values = {"output_dir": f"outputs/{name}", **PRESETS[name]()}
+    for mine, implied in (("generation_batch_size", "steps_per_generation"), ("steps_per_generation", "generation_batch_size")):
+        if overrides.get(mine) is not None and implied not in overrides: values.pop(implied, None) # the asked-for one wins over the preset's
+    return OneShotConfig(**{**values, **overrides})
 
 # %% ../nbs/05_trainer.ipynb #504b59c4
 def _table_settings(markdown: str, # the markdown of a notebook's cells
