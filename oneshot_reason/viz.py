@@ -921,7 +921,7 @@ METHOD_SUMMARY_KEYS = ("luffy", "bupo") # summary.json entries shown by `_method
 
 def _methods_section(page: _Page, run_dir: Path):
     "LUFFY's own and mixed reward and correctness; BuPO's layer and phases. Nothing for a run of neither method."
-    read = lambda name: json.loads((run_dir / name).read_text(encoding="utf-8")) if (run_dir / name).exists() else {}
+    read = lambda name: (_read_run_json(run_dir / name) or {}) if (run_dir / name).exists() else {} # damaged: said once, left out
     summary, chosen = read("summary.json"), read("run.json").get("chosen", {})
     luffy, bupo = summary.get("luffy"), summary.get("bupo") or chosen.get("bupo")
     if not luffy and not bupo: return
