@@ -47,7 +47,7 @@ def eval_sets(cfg: dict, setting: dict):
 def greedy_accuracy(model, tokenizer, dataset) -> float:
     "Share of problems whose greedy completion (64 new tokens) has the right <answer>."
     import torch
-    from oneshot_reason.models import final_answer
+    from oneshot_reason.answers import final_answer
     model.eval(); texts = []
     prompts = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in dataset["prompt"]]
     with torch.no_grad():

@@ -2,7 +2,7 @@
 
 Part 1, GSM8K-style completions (from ../shared/data/gsm8k/test.jsonl when present, else synthetic problems): correct
 and wrong answers in the XML and `####` formats, plus the format variants models produce (`$72`, `1,234`, `72.00`,
-`72 dollars`). Every (completion, reference) pair is graded with `oneshot_reason.rewards.check_answer` (the grader
+`72 dollars`). Every (completion, reference) pair is graded with `oneshot_reason.grading.check_answer` (the grader
 behind every accuracy the package reports), with the `oneshot` preset's `oneshot_correctness` (TRL-style batches),
 and with math-verify's `parse` + `verify` called directly.
 
@@ -34,8 +34,9 @@ import time
 
 from oneshot_reason.core import read_jsonl
 from oneshot_reason.testing import real_data_dir
-from oneshot_reason import rewards
-from oneshot_reason.rewards import check_answer, oneshot_correctness, oneshot_lenient_correctness, warm_up_grader
+from oneshot_reason import answers
+from oneshot_reason.grading import check_answer, warm_up_grader
+from oneshot_reason.rewards import oneshot_correctness, oneshot_lenient_correctness
 
 UNITS = ["dollars", "apples", "minutes", "miles", "cookies"]
 
@@ -262,7 +263,7 @@ def main():
         for name, idx in by_variant.items():
             best = float("inf")
             for _ in range(5):  # best of five (the machine is shared), each with a cold number cache
-                rewards._parse_number_text.cache_clear()
+                answers._parse_number_text.cache_clear()
                 start = time.perf_counter(); out = grade(idx); best = min(best, time.perf_counter() - start)
             seconds[g][name] = best
             for i, v in zip(idx, out): verdicts[g][i] = v

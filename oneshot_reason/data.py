@@ -88,18 +88,32 @@ def extract_hash_answer(text: str, # a GSM8K-style solution ending in `#### answ
     answer = text.split("####")[-1].replace("$", "").strip()
     return answer if commas else answer.replace(",", "")
 
-# %% ../nbs/01_data.ipynb #33a2562b
-def extract_boxed_answer(text: str, # text containing `\boxed{...}` (or `\fbox{...}`)
+# %% ../nbs/01_data.ipynb #c004ed76
+_BRACES = re.compile(r"[{}]")
+
+def _braced(text: str, i: int) -> int | None:
+    "Index of the brace closing the one at `text[i]`, or None when it never closes."
+    depth = 0
+    for m in _BRACES.finditer(text, i):
+        depth += 1 if m.group() == "{" else -1
+        if depth == 0: return m.start()
+    return None
+
+# %% ../nbs/01_data.ipynb #49ed751e
+def extract_boxed_answer(text: str, # a completion or a worked solution
                         ) -> str | None:
-    "The contents of the last `\\boxed{...}`, braces matched; None when there is none or it is unclosed."
+    r"The content of the last `\boxed{...}` (or `\fbox{...}`, or `\boxed 5`), nested braces included; None if absent, unbalanced or cut off."
     if not isinstance(text, str): return None
-    start = max(text.rfind("\\boxed{"), text.rfind("\\fbox{"))
-    if start < 0: return None
-    i = text.index("{", start) + 1
-    depth = 1
-    for j in range(i, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[j], 0)
-        if depth == 0: return text[i:j].strip()
+    i = max(text.rfind("\\boxed"), text.rfind("\\fbox"))
+    if i < 0: return None
+    j = i + (len("\\boxed") if text.startswith("\\boxed", i) else len("\\fbox"))
+    k = j
+    while k < len(text) and text[k] in " \t": k += 1
+    if k < len(text) and text[k] == "{":
+        end = _braced(text, k)
+        return None if end is None else text[k + 1:end].strip()
+    if k > j:  # the `\boxed 5` form: up to the closing `$` or the end of the line
+        return re.split(r"[$\n]", text[k:], maxsplit=1)[0].strip() or None
     return None
 
 # %% ../nbs/01_data.ipynb #38cb845f

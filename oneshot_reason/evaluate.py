@@ -28,8 +28,9 @@ from . import __version__
 from .core import OneShotError, append_jsonl, chat_text, is_main_process, iter_jsonl, set_seed
 from .data import (BENCHMARKS, FORMATS, PromptFormat, build_prompt, extract_boxed_answer, extract_hash_answer,
                                  get_format, load_benchmark, load_math_file, local_benchmark_copy, synthetic_problems)
-from .models import final_answer, load_policy, tiny_path
-from .rewards import check_answer, extract_answer, normalize_number, warm_up_grader
+from .models import load_policy, tiny_path
+from .answers import extract_answer, final_answer, normalize_number
+from .grading import check_answer, warm_up_grader
 
 # %% auto #0
 __all__ = ['BENCHMARK_NAMES', 'SYNTHETIC_SIZE', 'STRICT_RULES', 'LENIENT_RULE', 'pass_at_k', 'avg_at_k', 'answer_key',

@@ -33,8 +33,9 @@ from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from .core import HALF_DTYPES, OneShotError, default_dtype, get_device, set_seed
-from .data import PromptFormat, extract_boxed_answer, extract_hash_answer, get_format, synthetic_problems
-from .rewards import check_answer
+from .answers import final_answer
+from .data import PromptFormat, synthetic_problems
+from .grading import check_answer
 
 # %% auto #0
 __all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'CACHE_ENV', 'STAMP_FILE', 'SMOLLM2_INSTALL',
@@ -43,7 +44,7 @@ __all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'C
            'lora_config', 'tiny_path', 'model_cache_dir', 'cached_folder', 'smollm2_gguf', 'convert_gguf',
            'smollm2_folder', 'SplitGGUF', 'gguf_parts', 'assemble_gguf', 'split_gguf_folder', 'NamedModel',
            'named_model', 'hub_offline', 'resolve_model_source', 'add_lora', 'policy_dtype', 'precision_warning',
-           'load_policy', 'save_policy', 'final_answer', 'quick_eval']
+           'load_policy', 'save_policy', 'quick_eval']
 
 # %% ../nbs/03_models.ipynb #94f16243
 CHATML_TEMPLATE = (
@@ -548,18 +549,6 @@ def save_policy(model: PreTrainedModel, # the model to save
     path = Path(path); path.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(path, safe_serialization=True); tokenizer.save_pretrained(path)
     return path
-
-# %% ../nbs/03_models.ipynb #01e17606
-def final_answer(text: str, # a completion
-                 format: str | PromptFormat = "xml", # the prompt format it was asked in
-                ) -> str | None:
-    "The answer a completion gives in `format`: `<answer>` content, text after `####`, or the last `\\boxed{}`."
-    template = get_format(format).template
-    if "<answer>" in template:
-        found = re.findall(r"<answer>(.*?)</answer>", text, re.S)
-        return found[-1].strip() if found else None
-    if "####" in template: return extract_hash_answer(text)
-    return extract_boxed_answer(text)
 
 # %% ../nbs/03_models.ipynb #c6275c4c
 @torch.no_grad()
