@@ -60,6 +60,7 @@ def _closing_braces(text: str) -> dict[int, int]:
         elif stack: close[stack.pop()] = m.start()
     return close
 
+# %% ../nbs/02a_answers.ipynb #7166cd9c
 def _box_spans(text: str) -> list[tuple[int, int, str]]:
     "(start, end, content) of every top-level `\\boxed{}` / `\\fbox{}` (and `\\boxed 5`), left to right, in linear time."
     found, close, end = [], None, -1
@@ -77,10 +78,12 @@ def _box_spans(text: str) -> list[tuple[int, int, str]]:
             if content: found.append((m.start(), k + len(content), content))
     return [span for span in found if span[2]][-_MAX_BOXES:]
 
+# %% ../nbs/02a_answers.ipynb #261311c9
 def _all_boxed(text: str) -> list[str]:
     "The contents of every top-level box, left to right."
     return [content for _, _, content in _box_spans(text)]
 
+# %% ../nbs/02a_answers.ipynb #cf9784ce
 _BOX_GAP_CHARS = 40  # boxes this close on one line are one answer (`\boxed{1}, \boxed{2}`, `\boxed{1} and \boxed{2}`)
 _MAX_GAP_WORDS = 1  # besides `and`/`or`, the words two boxes of one answer may have between them (`\boxed{1} papers and \boxed{2}`)
 _GAP_WORD = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
@@ -317,6 +320,7 @@ _CORE = re.compile(
 def _exact(text: str) -> Fraction:
     return Fraction(text.replace(",", "").replace(" ", "").lstrip("+"))
 
+# %% ../nbs/02a_answers.ipynb #64717ebd
 def _matched_value(m: re.Match) -> Fraction | None:
     "The exact value of a `_CORE` match, or None (a zero denominator, a negative fraction after a whole part, `3 7/2`)."
     try:
@@ -351,6 +355,7 @@ def _parse_number(text: Any) -> Fraction | None:
     text = text if isinstance(text, str) else str(text)
     return None if len(text) > 2 * _MAX_NUMBER_CHARS else _parse_number_text(text)  # huge texts never reach the cache
 
+# %% ../nbs/02a_answers.ipynb #148b1545
 @lru_cache(maxsize=_NUMBER_CACHE)
 def _parse_number_text(s: str) -> Fraction | None:
     s = s.strip()

@@ -57,6 +57,7 @@ def _squash(text: str) -> str:
     text = _SIZING.sub("", _LATEX_SPACES.sub(" ", text))
     return _SPACE_RUN.sub(lambda m: m.group(1) + " " if m.group(1) else "", text).strip()
 
+# %% ../nbs/02b_grading.ipynb #7c3a6364
 def exact_equal(a: Any, # a string
                 b: Any, # the reference string
                ) -> bool:
@@ -113,6 +114,7 @@ for line in sys.stdin:
 # %% ../nbs/02b_grading.ipynb #b6de759e
 class _SymbolicTimeout(Exception): "math-verify did not answer in time (or its worker died)."
 
+# %% ../nbs/02b_grading.ipynb #94238682
 def _pump(stream, lines: queue.Queue) -> None:
     try:
         for line in stream: lines.put(line.rstrip("\n"))
@@ -130,25 +132,31 @@ class _SymbolicWorker:
         self.lock, self.proc, self.lines, self.owner, self.ready, self.asked = threading.Lock(), None, None, None, False, 0
         self.was_ready = False  # has a worker of this process ever answered (the first start is the slow one)
 
-    def _start(self):
-        env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONIOENCODING="utf-8")
-        self.proc = subprocess.Popen([sys.executable, "-c", _WORKER_SOURCE], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, encoding="utf-8",
-                                     bufsize=1, start_new_session=os.name == "posix", env=env)
-        self.lines, self.owner, self.ready = queue.Queue(), os.getpid(), False
-        threading.Thread(target=_pump, args=(self.proc.stdout, self.lines), daemon=True).start()
+# %% ../nbs/02b_grading.ipynb #518780b7
+@patch
+def _start(self: _SymbolicWorker):
+    env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONIOENCODING="utf-8")
+    self.proc = subprocess.Popen([sys.executable, "-c", _WORKER_SOURCE], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, encoding="utf-8",
+                                 bufsize=1, start_new_session=os.name == "posix", env=env)
+    self.lines, self.owner, self.ready = queue.Queue(), os.getpid(), False
+    threading.Thread(target=_pump, args=(self.proc.stdout, self.lines), daemon=True).start()
 
-    def _stop(self):
-        proc, self.proc = self.proc, None
-        if proc is None: return
-        try:
-            proc.kill(); proc.wait(timeout=_STOP_SECONDS)
-            proc.stdin.close(); proc.stdout.close()
-        except Exception: pass
+# %% ../nbs/02b_grading.ipynb #d88e076e
+@patch
+def _stop(self: _SymbolicWorker):
+    proc, self.proc = self.proc, None
+    if proc is None: return
+    try:
+        proc.kill(); proc.wait(timeout=_STOP_SECONDS)
+        proc.stdin.close(); proc.stdout.close()
+    except Exception: pass
 
-    def _read(self, timeout: float) -> str | None:
-        try: return self.lines.get(timeout=max(timeout, 0.0))
-        except queue.Empty: return None
+# %% ../nbs/02b_grading.ipynb #4b8b8bd7
+@patch
+def _read(self: _SymbolicWorker, timeout: float) -> str | None:
+    try: return self.lines.get(timeout=max(timeout, 0.0))
+    except queue.Empty: return None
 
 # %% ../nbs/02b_grading.ipynb #f66560cc
 @patch
@@ -164,6 +172,7 @@ def _ensure_ready(self: _SymbolicWorker, deadline: float) -> None:
         self._stop(); raise _SymbolicTimeout("the math-verify worker did not start")
     self.ready = self.was_ready = True
 
+# %% ../nbs/02b_grading.ipynb #57565d29
 @patch
 def warm(self: _SymbolicWorker, timeout: float) -> bool:
     "Start the worker if needed and wait until it is ready, at most `timeout` seconds."
@@ -305,6 +314,7 @@ def _canonical(text: str) -> str:
     m = _CHOICE.fullmatch(t)
     return m.group(1) if m else t
 
+# %% ../nbs/02b_grading.ipynb #4c626e56
 def _canonical_pair(answer: str, reference: str) -> tuple[str, str]:
     "Both `_canonical`; a left side naming a function (`f(x) =`) dropped from both only when both name the same one."
     ca, cr = _canonical(answer), _canonical(reference)
@@ -333,6 +343,7 @@ def _reference_parts(reference: Any) -> list[str]:
     text = text.strip()
     return [_normalized(_unquoted(text))] if text else []
 
+# %% ../nbs/02b_grading.ipynb #27f22457
 def _reference_answer(reference: Any) -> str | None:
     "The reference's final answer as one string (its parts joined by commas), or None."
     return ", ".join(_reference_parts(reference)) or None
@@ -347,6 +358,7 @@ def _plain_number(answer: str | None, math: bool) -> Fraction | None:
     if math and any(w.lower() not in _UNITS for w in _WORD.findall(_MATH_WORDS.sub(" ", answer))): return None
     return _parse_number(answer)
 
+# %% ../nbs/02b_grading.ipynb #447459f4
 _DECIMAL_COMMA = re.compile(r"(?<![\d,.])(\d+),(\d+)(?![\d,.])")
 _THOUSANDS_GROUP = 3
 
@@ -381,6 +393,7 @@ def _open_bracket(line: str) -> int:
             depth -= 1
     return -1
 
+# %% ../nbs/02b_grading.ipynb #0ee63b78
 def _fast_candidate(found: _Found) -> Fraction | None:
     "The plain number `found` is, when it is one and math-verify would read the same number; else None."
     if found.how == "boxes": return None
@@ -410,6 +423,7 @@ def _split_top(text: str) -> list[str]:
         elif c in ",;" and depth == 0: items.append(text[start:i]); start = i + 1
     return [item.strip() for item in items + [text[start:]]]
 
+# %% ../nbs/02b_grading.ipynb #918db6a8
 def _list_items(answer: str) -> tuple[list[str], bool] | None:
     "The items of an answer that lists several values (`1, 2`, `1 and 2`, `\\{1, 2\\}`) and whether it is a set; None for one value, a tuple, an interval or `1,234`."
     s, is_set = answer.strip().rstrip("."), False
@@ -425,6 +439,7 @@ def _number_items(items: list[str]) -> list[Fraction] | None:
     values = [_plain_number(item, math=_LATEX_MARK.search(item) is not None) for item in items]
     return None if any(v is None for v in values) else values
 
+# %% ../nbs/02b_grading.ipynb #9e5cbf85
 def _lists_equal(found: _Found, answer: str, parts: list[str]) -> bool | None:
     "The verdict on two lists of plain numbers: separate boxes (on either side) or a set are solutions in any order, one written list keeps its order; None when they are not both numbers."
     def items(texts: list[str]) -> tuple[list[str], bool]:
@@ -458,6 +473,7 @@ def _bracketed_expression(text: str) -> str | None:
     line_end = tail.find("\n", last.end())
     return tail[line_start + start:None if line_end < 0 else line_end].strip().rstrip(".").strip() or None
 
+# %% ../nbs/02b_grading.ipynb #f60152ae
 def _math_verify_prediction(found: _Found | None, text: str) -> tuple[str, bool]:
     "What math-verify reads (the completion's tail, the `<answer>` content, or the answer itself), normalised, and if it is boxed."
     if found is not None and found.how == "number" and (expression := _bracketed_expression(found.region)):
@@ -482,6 +498,7 @@ def _unfinished(text: str) -> bool:
     tail = text[-_UNFINISHED_TAIL:].rstrip(" \t\n$.")
     return bool(_OPEN_END.search(_CLOSING_EMPHASIS.sub("", tail).rstrip()))
 
+# %% ../nbs/02b_grading.ipynb #f2ac6ae3
 def _incomplete(found: _Found | None, text: str) -> bool:
     "True when the answer found was read from an unfinished expression (see above)."
     if found is not None and _unfinished(found.answer): return True
@@ -492,6 +509,7 @@ def _incomplete(found: _Found | None, text: str) -> bool:
     for last in _LAST_NUMBER.finditer(tail): pass
     return last is not None and (_OPERATOR_THEN_WORDS.match(tail, last.end()) is not None or _in_broken_span(tail, last))
 
+# %% ../nbs/02b_grading.ipynb #8fd6d2ab
 def _in_broken_span(tail: str, number: re.Match) -> bool:
     "True when the number sits in an inline `$...$` or `\\(...\\)` broken across lines (math-verify reads no such span)."
     before, after = tail[:number.start()], tail[number.end():]

@@ -125,11 +125,13 @@ def _oneshot_lenient_match(text: str, reference: str) -> float:
     if _parse_number(pred) is not None and _parse_number(ref) is not None: return float(numeric_equal(pred, ref))
     return float(pred == ref)
 
+# %% ../nbs/02_rewards.ipynb #342d0c01
 def oneshot_lenient_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                                 **kwargs) -> list[float | None]:
     "OneShotGRPO's correctness with numbers read by `normalize_number`: 1.0 when the `<answer>` (or `#### n`) equals the reference, integers exactly, other numbers within 1e-6."
     return _score_each(_oneshot_lenient_match, completions, _references(answer, kwargs, completions, "oneshot_lenient_correctness"))
 
+# %% ../nbs/02_rewards.ipynb #54f6e417
 def oneshot_lenient_numeric(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                             **kwargs) -> list[float | None]:
     "OneShotGRPO's numeric with numbers read by `normalize_number`: 1.0 when the extracted answer is a number."
