@@ -26,10 +26,10 @@ from .methods import get_method, parse_algo
 from .models import resolve_model_source
 
 # %% auto #0
-__all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'PRESETS', 'PRESET_REWARDS', 'PRESET_LORA', 'OneShotConfig', 'check_generation_batch',
-           'check_oneshot_config', 'as_oneshot_config', 'model_config', 'model_num_layers', 'check_whole_groups',
-           'check_dynamic_sampling', 'check_run', 'run_notes', 'config_preset', 'preset_table_differences',
-           'batch_layout']
+__all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'SETTING_RANGES', 'PRESETS', 'PRESET_REWARDS', 'PRESET_LORA', 'OneShotConfig',
+           'check_generation_batch', 'check_ranges', 'check_oneshot_config', 'as_oneshot_config', 'model_config',
+           'model_num_layers', 'check_whole_groups', 'check_dynamic_sampling', 'check_run', 'run_notes',
+           'config_preset', 'preset_table_differences', 'batch_layout']
 
 # %% ../nbs/04c_config.ipynb #1d8c60a7
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo", "luffy") # TRL's, and LUFFY's (algo luffy only)
@@ -123,6 +123,24 @@ def check_generation_batch(args) -> None: # an `OneShotConfig` before TRL's `__p
         raise OneShotError(f"the generation batch ({how} = {batch} completions) is not a multiple of "
                            f"num_generations {G}; make it one (e.g. per_device_train_batch_size={G})")
 
+# %% ../nbs/04c_config.ipynb #bb477ea9
+SETTING_RANGES: dict[str, tuple[float, bool, str]] = { # field -> (bound, bound excluded, what fits)
+    "max_steps": (1, False, "a whole number >= 1 (or -1, the default, to train num_train_epochs instead)"),
+    "per_device_train_batch_size": (1, False, "a whole number >= 1"), "gradient_accumulation_steps": (1, False, "a whole number >= 1"),
+    "max_completion_length": (1, False, "a whole number >= 1"), "learning_rate": (0, True, "a number > 0 (e.g. 1e-5)"),
+    "temperature": (0, True, "a number > 0 (1.0 samples the model as it is)"),
+    "save_steps": (0, True, "a number > 0 (below 1: a fraction of the run)"),
+    "logging_steps": (0, True, "a number > 0 (below 1: a fraction of the run)")}
+
+# %% ../nbs/04c_config.ipynb #88b73e47
+def check_ranges(args) -> None: # an `OneShotConfig` before TRL's `__post_init__`
+    "Raise `OneShotError` naming the first numeric setting outside its range (`SETTING_RANGES`)."
+    for name, (bound, excluded, what) in SETTING_RANGES.items():
+        value = getattr(args, name, None)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (name == "max_steps" and value == -1): continue
+        if not math.isfinite(value) or value < bound or (excluded and value == bound):
+            raise OneShotError(f"{name}={value!r} is out of range; set {name} to {what}")
+
 # %% ../nbs/04c_config.ipynb #982ca920
 _MPI_WORLD_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE") # set by mpirun (Intel MPI, Open MPI, MVAPICH)
 
@@ -138,6 +156,7 @@ def check_oneshot_config(args) -> None: # an `OneShotConfig` before TRL's `__pos
     "Raise `OneShotError` on settings that cannot work together; normalise `algo`; let each method check its own."
     methods = parse_algo(args.algo)
     args.algo = "+".join(methods) or "grpo"
+    check_ranges(args)
     check_generation_batch(args)
     if args.format not in FORMATS:
         raise OneShotError(f"unknown format {args.format!r}; choose one of {', '.join(FORMATS)}")
