@@ -283,18 +283,37 @@ PRESET_REWARDS: dict[str, str] = {"oneshot": "oneshot", "m3po": "hash", "luffy":
 # %% ../nbs/04c_config.ipynb #f05c3ef0
 PRESET_LORA: dict[str, int | dict] = {"m3po": {"r": 32, "lora_alpha": 64, "use_rslora": True}} # trainer preset -> LoRA (`lora_config`); the others train all weights
 
+# %% ../nbs/04c_config.ipynb #b10faff3
+def _with_origins(message: str, # an `OneShotError`'s message
+                  name: str, # the preset
+                  values: dict, # the preset's settings
+                  overrides: dict, # the user's
+                 ) -> str:
+    "`message`, plus which of the settings it names the preset set (to other than the default) and which the user set, when the preset set one."
+    import re
+    at = lambda k: (m.start() if (m := re.search(rf"(?<!\w){re.escape(k)}(?!\w)", message)) else None)
+    field_ = OneShotConfig.__dataclass_fields__
+    default = lambda k: getattr(d := field_[k].default, "value", d) if k in field_ else None
+    values = {k: v for k, v in values.items() if k not in field_ or v != default(k)} # a preset's value that is the default is not the clash
+    named = sorted((at(k), k) for k in {**values, **overrides} if k != "output_dir" and at(k) is not None)
+    preset = [f"{k}={values[k]!r}" for _, k in named if k not in overrides]
+    mine = [f"{k}={overrides[k]!r}" for _, k in named if k in overrides]
+    if not preset: return message
+    return message + f" (preset {name!r} set {', '.join(preset)}" + (f"; you set {', '.join(mine)})" if mine else ")")
+
 # %% ../nbs/04c_config.ipynb #36f15519
 def config_preset(name: str, # a key of `PRESETS`: 'oneshot', 'm3po', 'luffy', 'bupo', 'cpu-demo'
                   **overrides, # any `OneShotConfig` field, applied over the preset
                  ) -> OneShotConfig:
-    "The `OneShotConfig` of a reference setting, with `overrides` applied (output_dir defaults to outputs/<name>); a generation size asked for replaces the preset's other way of saying it."
+    "The `OneShotConfig` of a reference setting, with `overrides` applied (output_dir defaults to outputs/<name>); a generation size asked for replaces the preset's other way of saying it; a clash names what came from the preset."
     if name not in PRESETS: raise OneShotError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
     bad = [k for k in overrides if k not in OneShotConfig.__dataclass_fields__]
     if bad: raise OneShotError(f"{bad[0]!r} is not an OneShotConfig field; check the spelling (see OneShotConfig)")
     values = {"output_dir": f"outputs/{name}", **PRESETS[name]()}
     for mine, implied in (("generation_batch_size", "steps_per_generation"), ("steps_per_generation", "generation_batch_size")):
         if overrides.get(mine) is not None and implied not in overrides: values.pop(implied, None) # the asked-for one wins over the preset's
-    return OneShotConfig(**{**values, **overrides})
+    try: return OneShotConfig(**{**values, **overrides})
+    except OneShotError as e: raise OneShotError(_with_origins(str(e), name, values, overrides)) from None
 
 # %% ../nbs/04c_config.ipynb #504b59c4
 def _table_settings(markdown: str, # the markdown of a notebook's cells
