@@ -43,7 +43,8 @@ def train_one(job: dict) -> dict:
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
     from oneshot_reason.models import load_policy
     from oneshot_reason.rewards import RewardStack, oneshot_correctness
-    from oneshot_reason.trainer import OneShotTrainer, config_preset
+    from oneshot_reason.trainer import OneShotTrainer
+    from oneshot_reason.config import config_preset
     cfg, arm, seed, steps = job["cfg"], job["arm"], job["seed"], job["steps"]
     load_before = os.getloadavg()[0]
     start, eval_seconds = time.time(), [0.0]

@@ -47,7 +47,8 @@ def phase(a, name: str) -> list:
     from oneshot_reason.data import synthetic_problems
     from oneshot_reason.models import load_policy
     from oneshot_reason.rewards import reward_preset
-    from oneshot_reason.trainer import OneShotConfig, OneShotTrainer, logps_from_hidden
+    from oneshot_reason.config import OneShotConfig
+    from oneshot_reason.trainer import OneShotTrainer, logps_from_hidden
     phases = []
     with Peak("load the model (LoRA)", phases):
         model, tok = load_policy(a.model, lora=a.lora, device="cpu")

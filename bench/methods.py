@@ -93,7 +93,8 @@ def train_one(job: dict) -> dict:
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
     from oneshot_reason.models import load_policy
     from oneshot_reason.rewards import RewardStack, oneshot_correctness, reward_preset
-    from oneshot_reason.trainer import OneShotTrainer, config_preset
+    from oneshot_reason.trainer import OneShotTrainer
+    from oneshot_reason.config import config_preset
     cfg, setting, method, lr, seed = job["cfg"], job["setting"], job["method"], job["lr"], job["seed"]
     start, eval_seconds = time.time(), [0.0]
     model, tokenizer = load_policy(setting["checkpoint"], device="cpu")

@@ -19,7 +19,8 @@ from trl import GRPOConfig, GRPOTrainer
 from oneshot_reason.data import synthetic_problems
 from oneshot_reason.models import load_policy
 from oneshot_reason.testing import digit_reward, quiet
-from oneshot_reason.trainer import OneShotConfig, OneShotTrainer  # also installs the CPU log-prob fallback
+from oneshot_reason.config import OneShotConfig
+from oneshot_reason.trainer import OneShotTrainer  # also installs the CPU log-prob fallback
 
 logging.getLogger("transformers").setLevel(logging.ERROR)
 

@@ -20,7 +20,8 @@ from torch import nn
 from trl.trainer.utils import selective_log_softmax
 
 from .core import OneShotError, world_size
-from .trainer import TrainerMethod, model_config, model_num_layers, register_method
+from .methods import TrainerMethod, register_method
+from .config import model_config, model_num_layers
 
 # %% auto #0
 __all__ = ['SITES', 'PAPER_SITES', 'REFERENCE_LAYER', 'REFERENCE_DEPTH', 'BUPO_LAYERS', 'decoder_layers', 'final_norm',

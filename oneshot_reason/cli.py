@@ -171,7 +171,8 @@ def _choices() -> dict[str, list[str]]:
     "The accepted values of the options that name something, from the package's registries."
     from oneshot_reason.data import BENCHMARKS, FORMATS
     from oneshot_reason.rewards import REWARD_PRESETS
-    from oneshot_reason.trainer import PRESETS, known_methods
+    from oneshot_reason.config import PRESETS
+    from oneshot_reason.methods import known_methods
     return {"format": list(FORMATS), "reward_preset": list(REWARD_PRESETS), "preset": list(PRESETS),
             "methods": known_methods(), "dataset": ["synthetic", "gsm8k", *[b for b in BENCHMARKS if b != "gsm8k"]],
             "demo_steps": PRESETS["cpu-demo"]().get("max_steps")}
@@ -180,7 +181,7 @@ def _choices() -> dict[str, list[str]]:
 def _check_choices(opts: TrainOptions) -> None:
     "Refuse names that no registry knows (with the nearest known name)."
     from oneshot_reason.models import DTYPE_NAMES
-    from oneshot_reason.trainer import parse_algo
+    from oneshot_reason.methods import parse_algo
     choices = _choices()
     if str(opts.dtype).lower() not in DTYPE_NAMES:
         raise _refuse(opts, "dtype", opts.dtype, "unknown dtype; choose auto, float32, bfloat16 or float16" + _did_you_mean(opts.dtype, DTYPE_NAMES))
@@ -211,7 +212,7 @@ _TRAINER_RANGES = {"max_steps": (1, "a whole number >= 1 (steps; for epochs leav
 
 def _check_trainer_fields(opts: TrainOptions) -> None:
     "The `trainer:` mapping: known OneShotConfig fields (else the nearest name), values of their types and ranges."
-    from oneshot_reason.trainer import OneShotConfig
+    from oneshot_reason.config import OneShotConfig
     known = {f.name: f for f in fields(OneShotConfig)}
     for key, value in list(opts.trainer.items()):
         if key not in known:
@@ -317,7 +318,8 @@ def model_format(model: str | None) -> str | None:
 def fill_method_defaults(opts: TrainOptions, # checked options
                         ) -> TrainOptions:
     "Set the preset, format, reward stack and LoRA rank the user left unset from the method's preset; refuse an ambiguous mix of methods."
-    from oneshot_reason.trainer import PRESETS, PRESET_LORA, PRESET_REWARDS, parse_algo
+    from oneshot_reason.config import PRESETS, PRESET_LORA, PRESET_REWARDS
+    from oneshot_reason.methods import parse_algo
     apply_model_defaults(opts)
     layout = lambda preset: (PRESETS[preset]().get("format", "xml"), PRESET_REWARDS.get(preset))
     given_format = opts.format or opts.trainer.get("format")
@@ -438,7 +440,8 @@ MANIFEST_STEPS = ("max_steps", "save_steps", "eval_steps") # may differ between 
 def manifest_trainer_fields(algo: str | None = None, # the run's methods ('m3po+luffy'); None: every known method
                            ) -> tuple[str, ...]:
     "The `OneShotConfig` fields `run.json` records: what a resume must share (`RESUME_SETTINGS`) and the `settings` of the methods in `algo`."
-    from oneshot_reason.trainer import RESUME_SETTINGS, get_method, known_methods, parse_algo
+    from oneshot_reason.checkpoints import RESUME_SETTINGS
+    from oneshot_reason.methods import get_method, known_methods, parse_algo
     named = ("algo", "seed", "format") # recorded under the run's own names: algo, seed, format
     methods = known_methods() if algo is None else parse_algo(algo)
     fields_ = [n for n in RESUME_SETTINGS if n not in named] + [n for m in methods for n in get_method(m).settings]
@@ -611,7 +614,7 @@ def _run_dtypes(opts: TrainOptions,
     import torch
     from oneshot_reason.core import compute_dtype, get_device
     from oneshot_reason.models import policy_dtype
-    from oneshot_reason.trainer import PRESETS
+    from oneshot_reason.config import PRESETS
     if device is None:
         use_cpu = opts.trainer.get("use_cpu", PRESETS[_preset_name(opts)]().get("use_cpu"))
         device = "cpu" if use_cpu or not torch.cuda.is_available() else str(get_device())
@@ -632,7 +635,7 @@ def _precision_text(config, weights) -> str:
 # %% ../nbs/11_cli.ipynb #aa1f9a70
 def _trainer_config(opts: TrainOptions):
     "The `OneShotConfig` of a run (validated: impossible combinations fail here, before any model is loaded)."
-    from oneshot_reason.trainer import config_preset
+    from oneshot_reason.config import config_preset
     overrides = dict(output_dir=opts.output_dir, seed=opts.seed, data_seed=opts.seed, algo=opts.algo, format=opts.format)
     if opts.max_steps is not None: overrides["max_steps"] = opts.max_steps
     if opts.save_steps is not None: overrides["save_steps"] = opts.save_steps
@@ -805,7 +808,7 @@ def _heldout_summary(callback, # `_heldout_evaluation`'s callback, or None
     if callback is None: return {}
     if not callback.records and callback.path.exists(): # a finished run resumed to rebuild its summary: nothing was measured
         from oneshot_reason.core import iter_jsonl
-        from oneshot_reason.trainer import truncate_jsonl_steps
+        from oneshot_reason.checkpoints import truncate_jsonl_steps
         if trainer.is_world_process_zero(): truncate_jsonl_steps(callback.path, trainer.state.global_step) # a torn last line
         _barrier()
         callback.records = {r["step"]: r for r in iter_jsonl(callback.path)}
@@ -919,7 +922,7 @@ def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_m
               ) -> list[str]:
     "The run's first console lines: method, preset, format, reward stack, LoRA and dtype; the batch layout when it is not one device's batch; the methods' notes."
     from oneshot_reason.rewards import reward_preset
-    from oneshot_reason.trainer import PRESETS, batch_layout, run_notes
+    from oneshot_reason.config import PRESETS, batch_layout, run_notes
     stack = reward_preset(opts.reward_preset)
     own = PRESETS[opts.preset]().get("format", "xml")
     from oneshot_reason.models import lora_config
@@ -1050,7 +1053,8 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
         return summary
     if getattr(opts, "_unwritable", None) is not None: raise opts._unwritable # from here on the run writes
     from oneshot_reason.rewards import reward_preset
-    from oneshot_reason.trainer import OneShotTrainer, check_run
+    from oneshot_reason.trainer import OneShotTrainer
+    from oneshot_reason.config import check_run
     set_seed(opts.seed)
     rewards = reward_preset(opts.reward_preset or FORMAT_REWARDS[opts.format])
     train, heldout = _train_data(opts)

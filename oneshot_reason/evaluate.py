@@ -650,7 +650,7 @@ def evaluate_now(self: HeldoutEvaluation, step: int, # the training step the mod
 @patch
 def on_train_begin(self: HeldoutEvaluation, args, state, control, **kwargs):
     "Drop the records after the step training starts from (a resume measures them again), and measure again the one at that step if it was lost; evaluate a fresh run at step 0."
-    from oneshot_reason.trainer import truncate_jsonl_steps
+    from oneshot_reason.checkpoints import truncate_jsonl_steps
     if state.is_world_process_zero:
         truncate_jsonl_steps(self.path, state.global_step if state.global_step > 0 else -1) # a fresh run keeps none
         if self.path.exists(): self.records = {r["step"]: r for r in iter_jsonl(self.path)} | self.records

@@ -16,7 +16,8 @@ from fastcore.basics import patch
 
 from .core import OneShotError, chat_text
 from .health import reward_role
-from .trainer import PRESETS, TrainerMethod, check_whole_groups, register_method
+from .config import PRESETS, check_whole_groups
+from .methods import TrainerMethod, register_method
 
 # %% auto #0
 __all__ = ['DEMONSTRATIONS_CHECKED', 'LUFFY_SUMMARY_KEYS', 'policy_shaping', 'policy_shaping_weight', 'mixed_group_advantages',

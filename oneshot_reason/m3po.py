@@ -18,7 +18,9 @@ from trl.models import unwrap_model_for_generation
 from .core import OneShotError
 from .crosspath import CROSS_PATH_MODES, SamplerOutput, delimiter_token_sequences, sample_paths, token_embeddings
 from .data import get_format
-from .trainer import TrainerMethod, check_whole_groups, register_method
+from .dynamic_sampling import fit_width
+from .methods import TrainerMethod, register_method
+from .config import check_whole_groups
 
 # %% auto #0
 __all__ = ['RECORD_KEYS', 'path_records', 'blend_rows', 'completion_start', 'm3po_inputs_embeds', 'contains_delimiter',
@@ -81,13 +83,6 @@ def completion_start(attention_mask: torch.Tensor, # (N, P + C) 1 on real tokens
     return P
 
 # %% ../nbs/06_m3po.ipynb #97f0da01
-def _fit(x: torch.Tensor, width: int, dim: int) -> torch.Tensor:
-    "`x` cut or zero-padded to `width` along `dim`."
-    n = x.shape[dim]
-    if n >= width: return x.narrow(dim, 0, width)
-    shape = list(x.shape); shape[dim] = width - n
-    return torch.cat([x, x.new_zeros(shape)], dim)
-
 def m3po_inputs_embeds(embedding: torch.nn.Module | torch.Tensor, # the scoring model's input embedding layer (or table)
                        input_ids: torch.Tensor, # (N, P + C) prompt + completion ids, as TRL scores them
                        attention_mask: torch.Tensor, # (N, P + C)
@@ -99,8 +94,8 @@ def m3po_inputs_embeds(embedding: torch.nn.Module | torch.Tensor, # the scoring 
     if missing: raise OneShotError(f"the batch has no {missing[0]}; m3po_inputs_embeds needs the records of M3PO's rollouts")
     P = completion_start(attention_mask, records["m3po_prompt_len"])
     C = input_ids.shape[1] - P
-    weights = _fit(records["m3po_weights"], C, 1)
-    group_ids = _fit(records["m3po_group_ids"], C, 2)
+    weights = fit_width(records["m3po_weights"], C, 1)
+    group_ids = fit_width(records["m3po_group_ids"], C, 2)
     off = records.get("off_policy")
     if off is not None: weights = weights.masked_fill(off.to(weights.device).bool()[:, None, None], 0.0)
     completion = blend_rows(embedding, input_ids[:, P:], weights, group_ids, lam)
