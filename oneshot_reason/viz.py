@@ -1,4 +1,4 @@
-"""Plotly figures of a training run (reward, length, accuracy, seeds, M3PO per-path attention, BuPO entropy flow), an ipywidgets completions explorer and a self-contained HTML report.
+"""Plotly figures of a training run (reward, length, accuracy, seeds, M3PO per-path attention, BuPO entropy flow) and an ipywidgets completions explorer; the HTML report is `oneshot_reason.report`.
 
 Docs: https://oneshot-reason.github.io/oneshot_reason/viz.html.md"""
 
@@ -8,7 +8,6 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/viz.html.md"""
 from __future__ import annotations
 
 import html
-import itertools
 import json
 import math
 import re
@@ -22,20 +21,19 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.colors import hex_to_rgb, qualitative
-from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from fastcore.basics import patch
 
-from .core import OneShotError, chat_text, iter_jsonl, read_jsonl
+from .core import OneShotError, as_number, chat_text, iter_jsonl, read_jsonl
 
 # %% auto #0
-__all__ = ['PALETTE', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'METHOD_SUMMARY_KEYS',
-           'set_light_renderer', 'read_scalars', 'read_completions', 'smooth', 'coinciding', 'reward_curve',
-           'length_curve', 'scalar_curves', 'accuracy_bars', 'heldout_curve', 'curves_with_bands', 'group_weights',
-           'cross_path_heatmap', 'cross_path_lines', 'entropy_flow_figure', 'entropy_change_figure', 'group_html',
-           'weights_html', 'CompletionsExplorer', 'completions_explorer', 'signal_groups', 'spread_samples',
-           'health_history', 'health_timeline', 'write_report']
+__all__ = ['PALETTE', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'set_light_renderer',
+           'read_scalars', 'read_completions', 'smooth', 'coinciding', 'reward_curve', 'length_curve', 'scalar_curves',
+           'accuracy_bars', 'heldout_curve', 'curves_with_bands', 'group_weights', 'cross_path_heatmap',
+           'cross_path_lines', 'entropy_flow_figure', 'entropy_change_figure', 'group_html', 'weights_html',
+           'CompletionsExplorer', 'completions_explorer', 'signal_groups', 'spread_samples', 'health_history',
+           'health_timeline']
 
 # %% ../nbs/10_viz.ipynb #21138b94
 def set_light_renderer(renderer: str | None = None, # a plotly renderer name; None: `colab` in Colab, else `plotly_mimetype+notebook_connected`
@@ -70,10 +68,9 @@ def read_scalars(run_dir: str | Path, # a run folder; event files are searched r
 
 # %% ../nbs/10_viz.ipynb #96b045a5
 def _float(value: Any) -> float:
-    "A float, NaN for None or anything that is not a number."
+    "A record's number for a table or a figure: `core.as_number` with NaN where there is none; a list reads as its mean."
     if isinstance(value, (list, tuple)): value = np.mean(value) if value else None
-    try: return float(value) if value is not None else math.nan
-    except (TypeError, ValueError): return math.nan
+    return as_number(value, missing=math.nan)
 
 # %% ../nbs/10_viz.ipynb #b630cceb
 def _flag(value: Any) -> bool:
@@ -582,7 +579,9 @@ def cross_path_lines(source: Any, # (T, G, G) weights, a group's records, or a r
     return fig
 
 # %% ../nbs/10_viz.ipynb #4075429f
-ENTROPY_SITES = {"input": "input residual", "attention": "attention output", "mlp": "MLP output", "output": "output residual"} # site -> legend name
+from .bupo import PAPER_SITES, SITES
+
+ENTROPY_SITES = dict(zip(PAPER_SITES, ("input residual", "attention output", "MLP output", "output residual"))) # the sites the paper draws -> legend name
 ENTROPY_COMPONENTS = {"layer": "layer: H(out) - H(in)", "attention": "attention", "mlp": "MLP"} # component of Delta H -> legend name
 
 def _tidy(df: pd.DataFrame, key: str, value: str, allowed: dict, what: str) -> pd.DataFrame:
@@ -604,7 +603,7 @@ def entropy_flow_figure(df: pd.DataFrame, # columns layer, site (input, attentio
                         y_title: str = "entropy (nats)", # the y axis label
                        ) -> go.Figure:
     "Per-layer entropy of softmax(lm_head(.)) at the four sites of each layer, one curve per site."
-    if "site" in df.columns: df = df[~df["site"].isin(("after_attention", "attention_input", "mlp_input"))] # bupo.entropy_flow's extra sites, used only for Delta H
+    if "site" in df.columns: df = df[~df["site"].isin(set(SITES) - set(PAPER_SITES))] # bupo.entropy_flow's extra sites, used only for Delta H
     data = _tidy(df, "site", "entropy", ENTROPY_SITES, "entropy_flow_figure")
     methods = list(pd.unique(data["method"])) if "method" in data else [None]
     fig = go.Figure()
@@ -877,229 +876,3 @@ def health_timeline(events: Sequence[HealthEvent | dict], # what the checks repo
                       template="plotly_white", xaxis=dict(title="training step", range=[0.5, steps + 0.5]),
                       yaxis=dict(autorange="reversed"), height=160 + 60 * len(titles))
     return fig
-
-# %% ../nbs/10_viz.ipynb #24b3513b
-def _figure_html(fig: go.Figure, n: int) -> str:
-    "The n-th figure of a page as a `<div>` and its script, without plotly.js (the page's head holds it once)."
-    return fig.to_html(full_html=False, include_plotlyjs=False, auto_play=False, div_id=f"osr-figure-{n}",
-                       config={"displaylogo": False, "responsive": True})
-
-# %% ../nbs/10_viz.ipynb #e5b5eee6
-def _table_html(rows: list[dict], columns: list[str]) -> str:
-    "An HTML table with the given columns, one row per dict (missing keys: empty cells)."
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(r.get(c, '')))}</td>" for c in columns) + "</tr>" for r in rows)
-    return f'<table class="osr-table"><tr>{head}</tr>{body}</table>'
-
-# %% ../nbs/10_viz.ipynb #ee319af9
-def _format(value: Any) -> str:
-    "A summary value as table text."
-    if isinstance(value, float): return f"{value:.4g}"
-    if isinstance(value, (dict, list)): return json.dumps(value)
-    return str(value)
-
-# %% ../nbs/10_viz.ipynb #20f42934
-_PAGE_CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
-h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
-.osr-note{color:#777;font-style:italic}.osr-table{border-collapse:collapse;margin:.5em 0}
-.osr-table td,.osr-table th{border:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top}
-.osr-table td{white-space:pre-wrap}""" # the report page's style sheet
-
-class _Page:
-    "The HTML pieces of a report's body and the figures drawn in it."
-    def __init__(self): self.figures, self.body = [], []
-    def add(self, piece: str): self.body.append(piece)
-    def figure(self, fig: go.Figure): self.figures.append(fig); self.body.append(_figure_html(fig, len(self.figures)))
-    def note(self, text: str): self.body.append(f'<p class="osr-note">{html.escape(text)}</p>')
-    def attempt(self, make, missing: str):
-        "Add the figure `make()` draws, or a note naming what is missing and why."
-        try: self.figure(make())
-        except OneShotError as e: self.note(f"{missing} ({e})")
-
-# %% ../nbs/10_viz.ipynb #a9b8c7d1
-METHOD_SUMMARY_KEYS = ("luffy", "bupo") # summary.json entries shown by `_methods_section`, not in the summary's table
-
-def _methods_section(page: _Page, run_dir: Path):
-    "LUFFY's own and mixed reward and correctness; BuPO's layer and phases. Nothing for a run of neither method."
-    read = lambda name: (_read_run_json(run_dir / name) or {}) if (run_dir / name).exists() else {} # damaged: said once, left out
-    summary, chosen = read("summary.json"), read("run.json").get("chosen", {})
-    luffy, bupo = summary.get("luffy"), summary.get("bupo") or chosen.get("bupo")
-    if not luffy and not bupo: return
-    page.add("<h2>Method</h2>")
-    if luffy:
-        pct = lambda v: "" if v is None else f"{v:.1%}"
-        num = lambda v: "" if v is None else f"{v:.3f}"
-        rows = [{"": "reward", "the model's own completions": num(luffy.get("reward_own")), "mixed groups (with demonstrations)": num(luffy.get("reward_mixed")),
-                 "own, last step": num(luffy.get("reward_own_last"))},
-                {"": "correct", "the model's own completions": pct(luffy.get("correct_own")), "mixed groups (with demonstrations)": pct(luffy.get("correct_mixed")),
-                 "own, last step": pct(luffy.get("correct_own_last"))}]
-        page.note(f"LUFFY, mean over {luffy.get('logged_steps', '?')} logged steps; the mixed numbers count the demonstrations' reward.")
-        page.add(_table_html(rows, ["", "the model's own completions", "mixed groups (with demonstrations)", "own, last step"]))
-    if bupo:
-        page.note(f"BuPO: the internal policy of decoder layer {bupo.get('internal_layer')} of {bupo.get('num_layers', '?')}, "
-                  f"phase 1 through step {bupo.get('internal_phase_through_step', '?')} (iterative_steps "
-                  f"{bupo.get('iterative_steps', '?')}, {bupo.get('steps_per_generation', '?')} optimizer steps per generation).")
-        words = {"internal": f"internal policy (layer {bupo.get('internal_layer')})", "full": "full model"}
-        phases = [{"phase": words.get(p["phase"], p["phase"]), "steps": f"{p['first_step']}-{p['last_step']}"} for p in bupo.get("phases", [])]
-        if phases: page.add(_table_html(phases, ["phase", "steps"]))
-
-# %% ../nbs/10_viz.ipynb #495c8518
-_ACCURACY_WORDS = {"strict": "strict (the answer where the format requires it)", "lenient": "lenient (the final answer anywhere)"}
-
-def _summary_section(page: _Page, run_dir: Path):
-    "The run's summary.json: the accuracy table and bars, then its other values; a note when there is none."
-    page.add("<h2>Summary</h2>")
-    if not (run_dir / "summary.json").exists():
-        page.note("No summary.json: the run has not finished (it is written at the end of training)."); return
-    summary = _read_run_json(run_dir / "summary.json")
-    if summary is None: page.note("summary.json is damaged: the table of the run's results is left out."); return
-    found, n = _accuracies(summary), summary.get("n_eval")
-    def shown(kind, when, value):
-        if math.isnan(value): return "—"
-        count = summary.get(f"correct_{kind}_{when}" if kind else f"correct_{when}")
-        return f"{count}/{n} ({value:.1%})" if count is not None and n else f"{value:.1%}"
-    if "" in found:
-        before, after = found[""]
-        change = "" if math.isnan(before) or math.isnan(after) else f"{after - before:+.1%}"
-        page.add(_table_html([{"accuracy before training": shown("", "before", before),
-                               "accuracy after training": shown("", "after", after), "change": change}],
-                             ["accuracy before training", "accuracy after training", "change"]))
-    elif found:
-        rows = [{"held-out accuracy": _ACCURACY_WORDS[k], "before training": shown(k, "before", b), "after training": shown(k, "after", a),
-                 "change": "" if math.isnan(b) or math.isnan(a) else f"{100 * (a - b):+.1f} points"} for k, (b, a) in found.items()]
-        page.add(_table_html(rows, ["held-out accuracy", "before training", "after training", "change"]))
-    if found: page.figure(accuracy_bars(summary, names=[run_dir.name]))
-    else: page.note("summary.json has no held-out accuracy before or after training: the run was not evaluated.")
-    shown_keys = {f"{a}_{k}_{w}" for a in ("accuracy", "correct") for k in ACCURACY_KINDS for w in ("before", "after")}
-    shown_keys |= {"accuracy_before", "accuracy_after", "health", *METHOD_SUMMARY_KEYS}
-    others = [{"key": k, "value": _format(v)} for k, v in summary.items() if k not in shown_keys]
-    if others: page.add(_table_html(others, ["key", "value"]))
-
-# %% ../nbs/10_viz.ipynb #2f3c520b
-def _training_section(page: _Page, run_dir: Path, smoothing: float):
-    "The training curves that the run's logs allow, a note for each that they do not."
-    page.add("<h2>Training</h2>")
-    if not (_event_files(run_dir) or (run_dir / "completions.jsonl").exists()):
-        page.note("No TensorBoard event files and no completions.jsonl: nothing was logged yet (train with report_to='tensorboard')."); return
-    page.attempt(lambda: reward_curve(run_dir, smoothing=smoothing), "No reward curve")
-    page.attempt(lambda: length_curve(run_dir, smoothing=smoothing), "No length curve")
-    if (run_dir / "heldout.jsonl").exists(): page.attempt(lambda: heldout_curve(run_dir), "No held-out curve")
-    if _event_files(run_dir):
-        page.attempt(lambda: scalar_curves(run_dir, smoothing=smoothing), "No loss or entropy curve")
-        if not any(tag.endswith("/kl") or tag == "kl" for tag in set(read_scalars(run_dir).tag)):
-            page.note("No KL curve: the run's loss has no KL term (beta = 0), so none was logged.")
-
-# %% ../nbs/10_viz.ipynb #86fa9dd0
-def _health_section(page: _Page, run_dir: Path):
-    "The health checks' timeline and table (and the summary's notes); a note when none fired."
-    page.add("<h2>Health</h2>")
-    summary = (_read_run_json(run_dir / "summary.json") or {}) if (run_dir / "summary.json").exists() else {}
-    saved, history = summary.get("health") or {}, health_history(run_dir)
-    if not history and not saved:
-        page.note("Nothing logged yet for the health checks (no TensorBoard scalars, no completions.jsonl)."); return
-    events = [e.to_dict() for e in health_events(history)] if history else list(saved.get("events") or [])
-    if not events: page.note("No health check fired: every check (oneshot_reason.health) stayed under its threshold.")
-    else:
-        last = max([h["step"] for h in history] or [e.get("end") or e["step"] for e in events])
-        page.figure(health_timeline(events, last_step=last))
-        page.add(_table_html([{"steps": f"{e['step']}-{e.get('end') or e['step']}", "check": e["title"], "what it saw": e["message"],
-                               "fix": e["fix"]} for e in events], ["steps", "check", "what it saw", "fix"]))
-    for note in saved.get("notes") or []: page.note(note)
-
-# %% ../nbs/10_viz.ipynb #eb5f6bd2
-_EVAL_COMPLETION_CHARS = 1500 # characters of an evaluated completion shown in the report
-
-def _evaluation_section(page: _Page, run_dir: Path):
-    "A table of the evaluations in the run's eval*/ folders and their first problems; a note when there are none."
-    page.add("<h2>Evaluation</h2>")
-    summaries = sorted(run_dir.glob("eval*/*_summary.json"))
-    if not summaries:
-        page.note("No evaluation summaries in the run's eval*/ folders: evaluate its final model with "
-                  f"`oneshot-reason eval --model {run_dir / 'final'}`."); return
-    rows, metric_names = [], {}
-    read = {file: _read_run_json(file) for file in summaries}
-    summaries = [file for file in summaries if read[file] is not None]
-    for file in summaries:
-        s = read[file]
-        metrics = s.get("metrics", {}) or {}
-        metric_names.update(dict.fromkeys(metrics))
-        rows.append({"folder": file.parent.name, "benchmark": s.get("benchmark", file.name[: -len("_summary.json")]), "model": s.get("model", ""),
-                     "problems": s.get("n_problems", ""), "samples": s.get("n_samples", ""), "temperature": s.get("temperature", ""),
-                     **{k: f"{v:.1%}" if isinstance(v, (int, float)) else v for k, v in metrics.items()}, "truncated": s.get("n_truncated", ""),
-                     "format": s.get("format", ""), "max new tokens": s.get("max_new_tokens", ""), "seconds": s.get("seconds", "")})
-    page.add(_table_html(rows, ["folder", "benchmark", "model", "problems", "samples", "temperature", *metric_names, "truncated",
-                                "format", "max new tokens", "seconds"]))
-    for file in summaries:
-        records_file = file.with_name(file.name[: -len("_summary.json")] + ".jsonl")
-        if not records_file.exists(): continue
-        samples = list(itertools.islice(iter_jsonl(records_file, []), 2))
-        page.add(f"<h3>{html.escape(file.parent.name)}/{html.escape(records_file.stem)}: first problems</h3>")
-        page.add(_table_html([{"question": r.get("question", ""), "reference": r.get("reference", ""),
-                               "answer": (r.get("answers") or [""])[0], "correct": (r.get("correct") or [""])[0],
-                               "strict": (r.get("strict") or [""])[0], "truncated": (r.get("truncated") or [""])[0],
-                               "completion": str((r.get("completions") or [""])[0])[:_EVAL_COMPLETION_CHARS]} for r in samples],
-                             ["question", "reference", "answer", "correct", "strict", "truncated", "completion"]))
-
-# %% ../nbs/10_viz.ipynb #2fa2612c
-_SAMPLE_CHARS = 2000 # characters of a training completion shown in the report
-
-def _samples_section(page: _Page, run_dir: Path, n_samples: int):
-    "Sample completions at the first and last logged steps and, for M3PO runs, the attention figures."
-    page.add("<h2>Sample completions</h2>")
-    completions = read_completions(run_dir) if (run_dir / "completions.jsonl").exists() else None
-    if completions is None or not len(completions):
-        page.note("No completions.jsonl (or it is empty): train with log_completions_jsonl=True."); return
-    steps = sorted(set([int(completions.step.min()), int(completions.step.max())]))
-    page.add('<p class="osr-note">At each step, the group whose rewards differ most: a group whose completions all got '
-             "the same reward has advantage 0 and teaches nothing. Shown: the best and the worst completions of the group, "
-             f"up to {n_samples}.</p>")
-    for k, step in enumerate(steps):
-        rows = completions[completions.step == step]
-        groups, n_groups = signal_groups(completions, step), rows.group.nunique()
-        group = groups[0] if groups else int(rows.group.min())
-        chosen = rows[rows.group == group]
-        shown = spread_samples(chosen, n_samples)
-        why = (f"group {group}: rewards from {_number(chosen.reward.min())} to {_number(chosen.reward.max())}; "
-               f"{len(groups)} of {n_groups} groups at this step had rewards that differ" if groups else
-               f"all {n_groups} groups at this step had equal rewards (no learning signal); group {group}")
-        page.add(f"<h3>{'first' if k == 0 else 'last'} logged step: {step}</h3>"
-                 f'<p class="osr-note">{html.escape(why)}; {len(shown)} of its {len(chosen)} completions shown.</p>'
-                 + group_html(shown, max_chars=_SAMPLE_CHARS, css=(k == 0)))
-    if "cross_path_weights" in completions and completions.cross_path_weights.notna().any():
-        page.add("<h2>M3PO per-path attention weights</h2>")
-        page.attempt(lambda: cross_path_heatmap(completions), "No attention heatmap")
-        page.attempt(lambda: cross_path_lines(completions), "No attention lines")
-
-# %% ../nbs/10_viz.ipynb #c67fb0e0
-def write_report(run_dir: str | Path, # the run folder (output_dir of training or evaluation)
-                 output: str | Path = "report.html", # the page to write; a relative path is taken inside run_dir
-                 title: str | None = None, # the page's title; default: the run folder's name
-                 n_samples: int = 4, # completions shown per sample group
-                 smoothing: float = 0.6, # smoothing weight of the training curves, in [0, 1)
-                ) -> Path:
-    "Write a self-contained HTML report of a run (curves, health, accuracy, evaluations, sample completions); returns its path. Damaged run files are read as far as they go, and the page and a warning say what was skipped."
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir(): raise OneShotError(f"{run_dir}: no such folder; pass the run's output_dir")
-    output = Path(output) if Path(output).is_absolute() else run_dir / output
-    page = _Page()
-    with warnings.catch_warnings(record=True) as caught: # damaged files are read as far as they go; each is said once
-        warnings.simplefilter("always")
-        _summary_section(page, run_dir)
-        _methods_section(page, run_dir)
-        _training_section(page, run_dir, smoothing)
-        _health_section(page, run_dir)
-        _evaluation_section(page, run_dir)
-        _samples_section(page, run_dir, n_samples)
-    damaged = list(dict.fromkeys(str(w.message) for w in caught if str(run_dir) in str(w.message)))
-    for w in caught:
-        if str(run_dir) not in str(w.message): warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    for text in damaged: warnings.warn(text)
-    if damaged: page.body[:0] = [f'<p class="osr-note">{html.escape("Read with problems: " + text)}</p>' for text in damaged]
-    name = title or run_dir.resolve().name
-    plotlyjs = f'<script type="text/javascript">{get_plotlyjs()}</script>' if page.figures else ""
-    text = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(name)}</title>'
-            f"<style>{_PAGE_CSS}</style>{plotlyjs}</head><body><h1>{html.escape(name)}</h1>"
-            f'<p class="osr-note">Run folder: {html.escape(str(run_dir.resolve()))}</p>' + "\n".join(page.body) + "</body></html>\n")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf-8")
-    return output
