@@ -66,6 +66,7 @@ def _strip_command(s: str, command: str) -> str:
         s = s[:i] + s[i + len(command) + 2:j - 1] + s[j:]
     return s
 
+# %% ../nbs/09_eval.ipynb #1d63a7a5
 def answer_key(answer: str | None, # an extracted answer
               ) -> tuple | None:
     "The voting key of an answer: ('number', value) or ('text', normalised string); None for no answer."
@@ -92,6 +93,7 @@ def _grade_answer(answer: str, reference: str) -> bool:
     "`check_answer` on a completion whose answer is `answer`."
     return check_answer(f"<answer>\n{answer}\n</answer>", reference)
 
+# %% ../nbs/09_eval.ipynb #a483456d
 def maj_at_k(answers: Sequence[Sequence[str | None]], # per problem, the extracted answer of each sample (None: none found)
              references: Sequence[str], # per problem, the reference answer
              k: int | None = None, # vote among the first k samples; None uses them all
@@ -190,6 +192,7 @@ def summary(self: EvalResult) -> str:
                      f"{self.new_tokens} new tokens, {self.tokens_per_second:.1f} tokens/s")
     return "\n".join(lines)
 
+# %% ../nbs/09_eval.ipynb #63421fcb
 @patch
 def __repr__(self: EvalResult) -> str:
     metrics = ", ".join(f"{k}={v:.4f}" for k, v in self.metrics.items())
@@ -199,6 +202,7 @@ def __repr__(self: EvalResult) -> str:
 BENCHMARK_NAMES = (*BENCHMARKS, "synthetic")
 SYNTHETIC_SIZE = 200 # problems in the synthetic benchmark (the test split of `synthetic_problems`, seed 0)
 
+# %% ../nbs/09_eval.ipynb #814441ac
 def _benchmark_rows(benchmark, limit: int | None, format, data_path) -> tuple[str, Any]:
     "The benchmark's name and its problems (a `datasets.Dataset`)."
     if isinstance(benchmark, (str, Path)):
@@ -258,11 +262,13 @@ STRICT_RULES: dict[str, str] = {
 } # where strict accuracy reads the answer, by the layout of the prompt format
 LENIENT_RULE = "the final answer anywhere in the completion (check_answer on the whole completion)"
 
+# %% ../nbs/09_eval.ipynb #8ee7a854
 def _layout(format: str | PromptFormat) -> str:
     "The layout of a prompt format's template: 'xml', 'hash', 'think' or 'boxed'."
     template = get_format(format).template
     return next((k for k, mark in (("xml", "<answer>"), ("hash", "####"), ("think", "</think>")) if mark in template), "boxed")
 
+# %% ../nbs/09_eval.ipynb #c383aa50
 def strict_rule(format: str | PromptFormat, # a prompt format
                ) -> str:
     "Where strict accuracy reads the answer of a completion in `format`, in words."
@@ -279,6 +285,7 @@ def strict_answer(completion: Any, # a completion: text or chat messages
     else: found = final_answer(text, format)  # the last <answer> block, or the last box
     return found.strip() or None if found is not None else None
 
+# %% ../nbs/09_eval.ipynb #b47efdf3
 def strict_correct(completion: Any, # a completion: text or chat messages
                    reference: str, # the reference answer
                    format: str | PromptFormat, # the prompt format it was asked in
@@ -492,28 +499,33 @@ def on_train_begin(self: HeldoutEvaluation, args, state, control, **kwargs):
     elif self.eval_steps and step % self.eval_steps == 0 and step not in self.records: # its record was lost (a torn last line): measured again
         self.evaluate_now(step)
 
+# %% ../nbs/09_eval.ipynb #736a96be
 @patch
 def on_step_end(self: HeldoutEvaluation, args, state, control, **kwargs):
     "Mark the step for evaluation every `eval_steps` steps and after the last; it runs once the step is logged (see `_run_due`)."
     step = state.global_step
     if step >= state.max_steps or (self.eval_steps and step % self.eval_steps == 0): self._due = (step, step >= state.max_steps)
 
+# %% ../nbs/09_eval.ipynb #ceeba1cd
 @patch
 def _run_due(self: HeldoutEvaluation, args):
     "Run the evaluation marked by `on_step_end`, if any."
     due, self._due = getattr(self, "_due", None), None
     if due is not None: self.evaluate_now(due[0], Path(args.output_dir) / "eval_after" if due[1] else None)
 
+# %% ../nbs/09_eval.ipynb #46291f0f
 @patch
 def on_log(self: HeldoutEvaluation, args, state, control, logs=None, **kwargs):
     "The step's line is out: its evaluation follows it on the console."
     self._run_due(args)
 
+# %% ../nbs/09_eval.ipynb #05c15bd0
 @patch
 def on_step_begin(self: HeldoutEvaluation, args, state, control, **kwargs):
     "A step that logged nothing: its evaluation runs before the next step."
     self._run_due(args)
 
+# %% ../nbs/09_eval.ipynb #ab515c8d
 @patch
 def on_train_end(self: HeldoutEvaluation, args, state, control, **kwargs): self._run_due(args)
 
@@ -524,6 +536,7 @@ def finish(self: HeldoutEvaluation, step: int, # the step training ended at
     "The evaluation after training: the record at `step`, measured now (into eval_after/) if the run ended early."
     return self.evaluate_now(step, Path(self.trainer.args.output_dir) / "eval_after")
 
+# %% ../nbs/09_eval.ipynb #8e59f6e5
 @patch
 def summary(self: HeldoutEvaluation) -> dict:
     "Before and after training, for `summary.json`: each accuracy and its count, truncated completions, and how they were measured."

@@ -152,6 +152,7 @@ def vllm_available() -> bool:
 # %% ../nbs/09a_inference.ipynb #3085630b
 _VLLM_ENGINES: dict[str, Any] = {} # one vLLM engine per model path, kept for the next evaluation
 
+# %% ../nbs/09a_inference.ipynb #e20eac1a
 def generate_completions_vllm(model_path: str, # a Hub id or a folder with a saved model
                               prompts: Sequence[str | Sequence[dict]], # chat messages or texts
                               n_samples: int = 1, # completions per prompt
@@ -244,6 +245,7 @@ def build_text_generator(model_id_or_model="tiny", # a name or path for `load_po
 # %% ../nbs/09a_inference.ipynb #9120a799
 _DEFAULT_GENERATOR: list[Generator] = [] # the tiny model's Generator, once built
 
+# %% ../nbs/09a_inference.ipynb #1a6e2a1f
 def default_generator() -> Generator:
     "The embedded tiny model as a `Generator`, built once."
     if not _DEFAULT_GENERATOR: _DEFAULT_GENERATOR.append(build_text_generator("tiny"))

@@ -20,10 +20,10 @@ from plotly.offline import get_plotlyjs
 
 from .core import OneShotError, iter_jsonl
 from .health import health_events
-from .viz import (ACCURACY_KINDS, _accuracies, _event_files, _number, _read_run_json, accuracy_bars,
-                                cross_path_heatmap, cross_path_lines, group_html, health_history, health_timeline,
-                                heldout_curve, length_curve, read_completions, read_scalars, reward_curve, scalar_curves,
-                                signal_groups, spread_samples)
+from .runlog import _event_files, _read_run_json, read_completions, read_scalars
+from .viz import (ACCURACY_KINDS, _accuracies, _number, accuracy_bars, cross_path_heatmap, cross_path_lines,
+                                group_html, health_history, health_timeline, heldout_curve, length_curve, reward_curve,
+                                scalar_curves, signal_groups, spread_samples)
 
 # %% auto #0
 __all__ = ['METHOD_SUMMARY_KEYS', 'write_report']
@@ -55,6 +55,7 @@ h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-to
 .osr-table td,.osr-table th{border:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top}
 .osr-table td{white-space:pre-wrap}""" # the report page's style sheet
 
+# %% ../nbs/10a_report.ipynb #a588db25
 class _Page:
     "The HTML pieces of a report's body and the figures drawn in it."
     def __init__(self): self.figures, self.body = [], []
@@ -69,6 +70,7 @@ class _Page:
 # %% ../nbs/10a_report.ipynb #a9b8c7d1
 METHOD_SUMMARY_KEYS = ("luffy", "bupo") # summary.json entries shown by `_methods_section`, not in the summary's table
 
+# %% ../nbs/10a_report.ipynb #d30e1086
 def _methods_section(page: _Page, run_dir: Path):
     "LUFFY's own and mixed reward and correctness; BuPO's layer and phases. Nothing for a run of neither method."
     read = lambda name: (_read_run_json(run_dir / name) or {}) if (run_dir / name).exists() else {} # damaged: said once, left out
@@ -96,6 +98,7 @@ def _methods_section(page: _Page, run_dir: Path):
 # %% ../nbs/10a_report.ipynb #495c8518
 _ACCURACY_WORDS = {"strict": "strict (the answer where the format requires it)", "lenient": "lenient (the final answer anywhere)"}
 
+# %% ../nbs/10a_report.ipynb #e9f8ad0b
 def _summary_section(page: _Page, run_dir: Path):
     "The run's summary.json: the accuracy table and bars, then its other values; a note when there is none."
     page.add("<h2>Summary</h2>")
@@ -159,6 +162,7 @@ def _health_section(page: _Page, run_dir: Path):
 # %% ../nbs/10a_report.ipynb #eb5f6bd2
 _EVAL_COMPLETION_CHARS = 1500 # characters of an evaluated completion shown in the report
 
+# %% ../nbs/10a_report.ipynb #ff67339d
 def _evaluation_section(page: _Page, run_dir: Path):
     "A table of the evaluations in the run's eval*/ folders and their first problems; a note when there are none."
     page.add("<h2>Evaluation</h2>")
@@ -193,6 +197,7 @@ def _evaluation_section(page: _Page, run_dir: Path):
 # %% ../nbs/10a_report.ipynb #2fa2612c
 _SAMPLE_CHARS = 2000 # characters of a training completion shown in the report
 
+# %% ../nbs/10a_report.ipynb #3a940276
 def _samples_section(page: _Page, run_dir: Path, n_samples: int):
     "Sample completions at the first and last logged steps and, for M3PO runs, the attention figures."
     page.add("<h2>Sample completions</h2>")

@@ -25,15 +25,15 @@ from plotly.subplots import make_subplots
 
 from fastcore.basics import patch
 
-from .core import OneShotError, as_number, chat_text, iter_jsonl, read_jsonl
+from .core import OneShotError
+from .runlog import _event_files, _float, _index, _read_run_jsonl, read_completions, read_scalars
 
 # %% auto #0
-__all__ = ['PALETTE', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'set_light_renderer',
-           'read_scalars', 'read_completions', 'smooth', 'coinciding', 'reward_curve', 'length_curve', 'scalar_curves',
-           'accuracy_bars', 'heldout_curve', 'curves_with_bands', 'group_weights', 'cross_path_heatmap',
-           'cross_path_lines', 'entropy_flow_figure', 'entropy_change_figure', 'group_html', 'weights_html',
-           'CompletionsExplorer', 'completions_explorer', 'signal_groups', 'spread_samples', 'health_history',
-           'health_timeline']
+__all__ = ['PALETTE', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'set_light_renderer', 'smooth',
+           'coinciding', 'reward_curve', 'length_curve', 'scalar_curves', 'accuracy_bars', 'heldout_curve',
+           'curves_with_bands', 'group_weights', 'cross_path_heatmap', 'cross_path_lines', 'entropy_flow_figure',
+           'entropy_change_figure', 'group_html', 'weights_html', 'CompletionsExplorer', 'completions_explorer',
+           'signal_groups', 'spread_samples', 'health_history', 'health_timeline']
 
 # %% ../nbs/10_viz.ipynb #21138b94
 def set_light_renderer(renderer: str | None = None, # a plotly renderer name; None: `colab` in Colab, else `plotly_mimetype+notebook_connected`
@@ -43,122 +43,6 @@ def set_light_renderer(renderer: str | None = None, # a plotly renderer name; No
         renderer = "colab" if "google.colab" in sys.modules else "plotly_mimetype+notebook_connected"
     pio.renderers.default = renderer
     return renderer
-
-# %% ../nbs/10_viz.ipynb #895ab2fb
-def _event_files(folder: Path) -> list[Path]:
-    return sorted(p for p in Path(folder).rglob("events.out.tfevents.*") if p.is_file())
-
-def read_scalars(run_dir: str | Path, # a run folder; event files are searched recursively
-                 tags: Sequence[str] | None = None, # keep only these tags; None keeps all
-                ) -> pd.DataFrame:
-    "Every scalar logged to TensorBoard under `run_dir`, as a tidy table with columns tag, step, value."
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-    run_dir = Path(run_dir)
-    if not run_dir.exists(): raise OneShotError(f"{run_dir}: no such folder; pass the run's output_dir")
-    rows = []
-    for path in _event_files(run_dir):
-        accumulator = EventAccumulator(str(path), size_guidance={"scalars": 0})   # 0: keep every point
-        accumulator.Reload()
-        for tag in accumulator.Tags().get("scalars", []):
-            if tags is not None and tag not in tags: continue
-            rows += [(tag, int(e.step), float(e.value), float(e.wall_time)) for e in accumulator.Scalars(tag)]
-    df = pd.DataFrame(rows, columns=["tag", "step", "value", "wall_time"])
-    df = df.sort_values("wall_time", kind="stable").drop_duplicates(["tag", "step"], keep="last")
-    return df.sort_values(["tag", "step"]).reset_index(drop=True)[["tag", "step", "value"]]
-
-# %% ../nbs/10_viz.ipynb #96b045a5
-def _float(value: Any) -> float:
-    "A record's number for a table or a figure: `core.as_number` with NaN where there is none; a list reads as its mean."
-    if isinstance(value, (list, tuple)): value = np.mean(value) if value else None
-    return as_number(value, missing=math.nan)
-
-# %% ../nbs/10_viz.ipynb #b630cceb
-def _flag(value: Any) -> bool:
-    "A bool from True/False, None, NaN or a per-token list of flags (any)."
-    if isinstance(value, (list, tuple, np.ndarray)): return bool(np.any(value))
-    if value is None or (isinstance(value, float) and math.isnan(value)): return False
-    return bool(value)
-
-# %% ../nbs/10_viz.ipynb #66bd2d1d
-def _index(value: Any) -> int | None:
-    "An int index, or None where missing."
-    if value is None or (isinstance(value, float) and math.isnan(value)): return None
-    return int(value)
-
-# %% ../nbs/10_viz.ipynb #e63c9e6e
-def _completion_row(i: int, # the record's position, for the error message
-                    r: dict, # one completion record
-                    keep_weights: bool, # keep `cross_path_weights`
-                   ) -> dict:
-    "One completion record as a table row: text, floats, flags, `rewards/<name>` per reward function, other keys as they are."
-    for key in ("step", "completion"):
-        if key not in r or r[key] is None:
-            raise OneShotError(f"completion record {i} has no '{key}'; expected the trainer's completions.jsonl records (step, prompt, completion, reward, ...)")
-    rewards = r.get("rewards") if isinstance(r.get("rewards"), dict) else {}
-    row = {"step": int(r["step"]), "group": _index(r.get("group")), "path": _index(r.get("path")),
-           "prompt": chat_text(r.get("prompt"), show_roles=True), "completion": chat_text(r["completion"]),
-           "reward": _float(r.get("reward")), "advantage": _float(r.get("advantage")), "off_policy": _flag(r.get("off_policy")),
-           "rewards": dict(rewards)}
-    for name, value in rewards.items(): row[f"rewards/{name}"] = _float(value)
-    for key, value in r.items():
-        if key in row or key.startswith("rewards/"): continue
-        if key == "cross_path_weights":
-            if not keep_weights: continue
-            value = value if isinstance(value, (list, tuple, np.ndarray)) else None
-        row[key] = value
-    return row
-
-# %% ../nbs/10_viz.ipynb #afc79ac6
-import warnings
-from .core import read_json
-
-def _read_run_jsonl(path: Path) -> list[dict]:
-    "The records of a run's JSON Lines file; a damaged line (cut short by a kill, not UTF-8, not JSON) is skipped with a warning naming it."
-    skipped = []
-    records = read_jsonl(path, skipped)
-    if skipped:
-        warnings.warn(f"{path}: skipped " + "; ".join(f"line {n} ({why})" for n, why in skipped[:5])
-                      + (f" and {len(skipped) - 5} more lines" if len(skipped) > 5 else "") + "; the rest is read")
-    return records
-
-def _read_run_json(path: Path) -> dict | None:
-    "A run's JSON file (summary.json, an evaluation's summary) as a dict; damaged, None with a warning naming it."
-    try: value = read_json(path, fix="the report leaves it out")
-    except OneShotError as e: warnings.warn(str(e)); return None
-    if isinstance(value, dict): return value
-    warnings.warn(f"{path}: expected a JSON object; the report leaves it out"); return None
-
-def _completion_records(source: str | Path | pd.DataFrame | Sequence[dict]) -> list[dict]:
-    "The completion records of a run folder, a completions.jsonl file, a list of records or a table."
-    if isinstance(source, pd.DataFrame): return source.to_dict("records")
-    if isinstance(source, (list, tuple)): return list(source)
-    path = Path(source)
-    if path.is_dir(): path = path / "completions.jsonl"
-    if not path.exists():
-        raise OneShotError(f"{path}: no such file; pass a run folder holding completions.jsonl (the trainer writes it "
-                           "when log_completions_jsonl=True) or the file itself")
-    return _read_run_jsonl(path)
-
-# %% ../nbs/10_viz.ipynb #38330aa1
-_BASE_COLUMNS = ["step", "group", "path", "prompt", "completion", "reward", "advantage", "off_policy"] # read_completions' first columns
-
-def read_completions(source: str | Path | pd.DataFrame | Sequence[dict], # a run folder, a completions.jsonl file, records or a table of them
-                     group_size: int | None = None, # completions per group, to cut groups when records carry no `group`; None: by (step, prompt)
-                     keep_weights: bool = True, # keep the (possibly large) `cross_path_weights` column
-                    ) -> pd.DataFrame:
-    "One row per logged completion: step, group, path, prompt, completion, reward, rewards/<name>, advantage, off_policy, ..."
-    rows = [_completion_row(i, r, keep_weights) for i, r in enumerate(_completion_records(source))]
-    df = pd.DataFrame(rows, columns=None if rows else _BASE_COLUMNS + ["rewards"])
-    if not len(df): return df
-    if df["group"].isna().any():
-        if group_size: df["group"] = df.groupby("step").cumcount() // group_size
-        else: df["group"] = df.groupby("step", sort=False)["prompt"].transform(lambda s: pd.factorize(s)[0])
-    if df["path"].isna().any(): df["path"] = df.groupby(["step", "group"]).cumcount()
-    df["group"], df["path"] = df["group"].astype(int), df["path"].astype(int)
-    reward_columns = [f"rewards/{n}" for n in dict.fromkeys(name for row in rows for name in row["rewards"])]
-    rest = [c for c in df.columns if c not in _BASE_COLUMNS and c not in reward_columns]
-    order = _BASE_COLUMNS[:6] + reward_columns + _BASE_COLUMNS[6:] + rest
-    return df[order].sort_values(["step", "group", "path"], kind="stable").reset_index(drop=True)
 
 # %% ../nbs/10_viz.ipynb #02141478
 def smooth(values: Sequence[float], # the raw curve
@@ -177,6 +61,7 @@ def smooth(values: Sequence[float], # the raw curve
 # %% ../nbs/10_viz.ipynb #0f69e22d
 PALETTE = qualitative.Plotly # trace colours, in order
 
+# %% ../nbs/10_viz.ipynb #5fc0776e
 def _rgba(color: str, alpha: float) -> str:
     "An rgba() string from a '#rrggbb' or 'rgb(...)' colour."
     if color.startswith("#"): r, g, b = hex_to_rgb(color)
@@ -226,6 +111,7 @@ _DASHES = ["solid", "dash", "dot", "dashdot", "longdash"] # one per curve, so co
 _SYMBOLS = ["circle", "square-open", "diamond-open", "triangle-up-open", "x-thin-open", "star-open"] # the same for markers
 _MAX_MARKERS = 60 # a curve with more points is drawn as a line without markers
 
+# %% ../nbs/10_viz.ipynb #90853724
 def _line_figure(series: dict[str, pd.Series], # name -> curve indexed by step
                  smoothing: float, title: str, subtitle: str, y_title: str, x_title: str = "training step") -> go.Figure:
     "One line per curve, the first one bolder and solid, the others each with a dash and an open marker of their own."
@@ -329,6 +215,7 @@ SCALAR_LABELS = {"loss": "loss", "kl": "KL to the reference policy", "entropy": 
                  "grad_norm": "gradient norm", "reward_std": "reward standard deviation"} # panel titles of known tags
 _SHORT = {"kl": "KL", "entropy": "entropy", "grad_norm": "gradient norm", "reward_std": "reward spread"}
 
+# %% ../nbs/10_viz.ipynb #3e4ea328
 def scalar_curves(source: str | Path | pd.DataFrame, # a run folder or read_scalars(...)
                   tags: Sequence[str] = ("loss", "kl", "entropy"), # tags, with or without the 'train/' prefix; missing ones are left out
                   smoothing: float = 0.0, # smoothing weight in [0, 1)
@@ -371,6 +258,7 @@ def _load_summary(item: dict | str | Path) -> tuple[dict, str | None]:
 # %% ../nbs/10_viz.ipynb #065d6b68
 ACCURACY_KINDS = ("strict", "lenient") # the held-out accuracies a summary records, each before and after training
 
+# %% ../nbs/10_viz.ipynb #bf1badd2
 def _accuracies(summary: dict) -> dict[str, tuple[float, float]]:
     "(before, after) for each accuracy a summary records: 'strict' and 'lenient', or '' for a lone accuracy_before/after pair."
     found = {k: (_float(summary.get(f"accuracy_{k}_before")), _float(summary.get(f"accuracy_{k}_after"))) for k in ACCURACY_KINDS}
@@ -418,6 +306,7 @@ def _heldout_records(source: str | Path | Sequence[dict]) -> pd.DataFrame:
     if not len(records) or "step" not in records: raise OneShotError("no held-out records (step, accuracy_strict, accuracy_lenient); the run was not evaluated")
     return records.sort_values("step", kind="stable").reset_index(drop=True)
 
+# %% ../nbs/10_viz.ipynb #1299f4d2
 def heldout_curve(source: str | Path | Sequence[dict], # a run folder, its heldout.jsonl, or the records
                   title: str = "Held-out accuracy during training", # the figure's title
                  ) -> go.Figure:
@@ -584,6 +473,7 @@ from .bupo import PAPER_SITES, SITES
 ENTROPY_SITES = dict(zip(PAPER_SITES, ("input residual", "attention output", "MLP output", "output residual"))) # the sites the paper draws -> legend name
 ENTROPY_COMPONENTS = {"layer": "layer: H(out) - H(in)", "attention": "attention", "mlp": "MLP"} # component of Delta H -> legend name
 
+# %% ../nbs/10_viz.ipynb #96b8314c
 def _tidy(df: pd.DataFrame, key: str, value: str, allowed: dict, what: str) -> pd.DataFrame:
     "A tidy (layer, key, value[, method]) table from a tidy or a wide one, checked against the allowed keys."
     if "layer" not in df.columns: raise OneShotError(f"{what} needs a 'layer' column; got {list(df.columns)}")
@@ -857,6 +747,7 @@ def _wrap(text: str, width: int = 90) -> str:
         else: line = f"{line} {word}".strip()
     return "<br>".join(lines + [line])
 
+# %% ../nbs/10_viz.ipynb #9ad780d1
 def health_timeline(events: Sequence[HealthEvent | dict], # what the checks reported (events or their dicts, as summary.json keeps them)
                     last_step: int | None = None, # the run's last logged step, the x axis' end
                     title: str = "Training health: when each check held", # the figure's title
