@@ -21,9 +21,9 @@ from plotly.offline import get_plotlyjs
 from .core import OneShotError, iter_jsonl
 from .health import health_events
 from .runlog import _event_files, _read_run_json, read_completions, read_scalars
-from .viz import (ACCURACY_KINDS, _accuracies, _number, accuracy_bars, cross_path_heatmap, cross_path_lines,
-                                group_html, health_history, health_timeline, heldout_curve, length_curve, reward_curve,
-                                scalar_curves, signal_groups, spread_samples)
+from .explorer import _number, group_html, signal_groups, spread_samples
+from .viz import (ACCURACY_KINDS, _accuracies, accuracy_bars, cross_path_heatmap, cross_path_lines, health_history,
+                                health_timeline, heldout_curve, length_curve, reward_curve, scalar_curves)
 
 # %% auto #0
 __all__ = ['METHOD_SUMMARY_KEYS', 'write_report']

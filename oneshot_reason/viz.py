@@ -1,4 +1,4 @@
-"""Plotly figures of a training run (reward, length, accuracy, seeds, M3PO per-path attention, BuPO entropy flow) and an ipywidgets completions explorer; the HTML report is `oneshot_reason.report`.
+"""Plotly figures of a training run (reward, length, accuracy, seeds, M3PO per-path attention, BuPO entropy flow); the completions explorer is `oneshot_reason.explorer`, the HTML report `oneshot_reason.report`.
 
 Docs: https://oneshot-reason.github.io/oneshot_reason/viz.html.md"""
 
@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -23,17 +22,14 @@ import plotly.io as pio
 from plotly.colors import hex_to_rgb, qualitative
 from plotly.subplots import make_subplots
 
-from fastcore.basics import patch
-
 from .core import OneShotError
-from .runlog import _event_files, _float, _index, _read_run_jsonl, read_completions, read_scalars
+from .runlog import _event_files, _float, _read_run_jsonl, read_completions, read_scalars
 
 # %% auto #0
 __all__ = ['PALETTE', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'set_light_renderer', 'smooth',
            'coinciding', 'reward_curve', 'length_curve', 'scalar_curves', 'accuracy_bars', 'heldout_curve',
            'curves_with_bands', 'group_weights', 'cross_path_heatmap', 'cross_path_lines', 'entropy_flow_figure',
-           'entropy_change_figure', 'group_html', 'weights_html', 'CompletionsExplorer', 'completions_explorer',
-           'signal_groups', 'spread_samples', 'health_history', 'health_timeline']
+           'entropy_change_figure', 'health_history', 'health_timeline']
 
 # %% ../nbs/10_viz.ipynb #21138b94
 def set_light_renderer(renderer: str | None = None, # a plotly renderer name; None: `colab` in Colab, else `plotly_mimetype+notebook_connected`
@@ -532,191 +528,6 @@ def entropy_change_figure(df: pd.DataFrame, # columns layer, component (layer, a
     fig.update_layout(title=_title(title, "ΔH < 0: the component sharpens the layer's prediction"), barmode="group",
                       xaxis_title="layer", yaxis_title="ΔH (nats)", template="plotly_white", hovermode="x unified")
     return fig
-
-# %% ../nbs/10_viz.ipynb #dddba1f7
-_CSS = """<style>
-.osr-group{overflow-x:auto;font-family:system-ui,sans-serif;font-size:13px}
-.osr-group table{border-collapse:collapse}
-.osr-group td,.osr-group th{border:1px solid #ddd;padding:4px 6px;vertical-align:top;text-align:left}
-.osr-group th.osr-off{background:#fff2e0;border-top:3px solid #f28e2b}
-.osr-group pre{white-space:pre-wrap;word-break:break-word;margin:0;min-width:220px;max-width:480px;font-size:12px}
-.osr-weights td{width:44px;height:26px;text-align:center;font-size:12px;border:1px solid #fff}
-.osr-muted{color:#888}
-</style>""" # the style sheet of group_html and weights_html (the explorer and the report)
-
-# %% ../nbs/10_viz.ipynb #8c4a2699
-def _number(value: Any, digits: int = 3) -> str:
-    "A number with `digits` significant digits, '—' where there is none."
-    v = _float(value)
-    return "—" if math.isnan(v) else f"{v:.{digits}g}"
-
-# %% ../nbs/10_viz.ipynb #0eceed5a
-def _clip(text: str, max_chars: int) -> str:
-    "The escaped text, cut after max_chars characters with a note of how many were left out."
-    text = str(text)
-    if len(text) <= max_chars: return html.escape(text)
-    return html.escape(text[:max_chars]) + f'<span class="osr-muted"> … ({len(text) - max_chars} more characters)</span>'
-
-# %% ../nbs/10_viz.ipynb #318cf3ae
-def group_html(records: pd.DataFrame | Sequence[dict], # one group's completion records (read_completions rows)
-               max_chars: int = 3000, # characters of each completion shown
-               show_prompt: bool = True, # print the prompt above the table
-               css: bool = True, # include the style sheet (once per page is enough)
-              ) -> str:
-    "An HTML table of a group's completions side by side: reward, per-function rewards, advantage and escaped text."
-    records = read_completions(records, keep_weights=False) if not isinstance(records, pd.DataFrame) or "rewards" not in records else records
-    if not len(records): return '<p class="osr-muted">no completions</p>'
-    reward_columns = [c for c in records.columns if c.startswith("rewards/")]
-    heads, rows = [], {"reward": [], **{c[8:]: [] for c in reward_columns}, "advantage": [], "completion": []}
-    for _, r in records.iterrows():
-        off = bool(r.get("off_policy", False))
-        heads.append(f'<th class="{"osr-off" if off else ""}">path {int(r["path"])}' + (" · demonstration (off-policy)" if off else "") + "</th>")
-        rows["reward"].append(f"<td><b>{_number(r['reward'])}</b></td>")
-        for c in reward_columns: rows[c[8:]].append(f"<td>{_number(r[c])}</td>")
-        rows["advantage"].append(f"<td>{_number(r['advantage'])}</td>")
-        rows["completion"].append(f"<td><pre>{_clip(r['completion'], max_chars)}</pre></td>")
-    first = records.iloc[0]
-    parts = [_CSS if css else "", '<div class="osr-group">']
-    if show_prompt:
-        parts.append(f'<p><b>step {int(first["step"])}, group {int(first["group"])}</b> · prompt:</p><pre>{_clip(first["prompt"], max_chars)}</pre>')
-    parts.append("<table><tr><th></th>" + "".join(heads) + "</tr>")
-    parts += [f"<tr><th>{html.escape(name)}</th>{''.join(cells)}</tr>" for name, cells in rows.items()]
-    parts.append("</table></div>")
-    return "".join(parts)
-
-# %% ../nbs/10_viz.ipynb #1672c149
-def weights_html(matrix: np.ndarray, # (G, G) attention weights of one thinking step; NaN rows: paths no longer thinking
-                 path_labels: Sequence[str] | None = None, # a name per path; default 'path i'
-                 caption: str = "", # a line above the table
-                ) -> str:
-    "A G x G attention matrix as an HTML table of shaded cells (row: thinking path, column: attended peer)."
-    matrix = np.asarray(matrix, dtype=float)
-    labels = [html.escape(l) for l in _labels(len(matrix), path_labels)]
-    def cell(v):
-        if math.isnan(v): return '<td style="background:#f3f3f3" class="osr-muted">·</td>'
-        v = min(max(v, 0.0), 1.0)
-        r, g, b = (round(255 + (c - 255) * v) for c in (8, 81, 156))       # white to dark blue
-        return f'<td style="background:rgb({r},{g},{b});color:{"white" if v > 0.5 else "black"}">{v:.2f}</td>'
-    head = "<tr><th></th>" + "".join(f"<th>{l}</th>" for l in labels) + "</tr>"
-    body = "".join(f"<tr><th>{labels[i]}</th>{''.join(cell(v) for v in row)}</tr>" for i, row in enumerate(matrix))
-    return f'<div class="osr-group"><p>{html.escape(caption)}</p><table class="osr-weights">{head}{body}</table></div>'
-
-# %% ../nbs/10_viz.ipynb #f55e4239
-class CompletionsExplorer(widgets.VBox):
-    "Browse logged completions: a step, a reward range and a group; the group's completions side by side."
-    def __init__(self, completions: pd.DataFrame, # read_completions(...) of a run
-                 max_chars: int = 3000, # characters shown per completion
-                ):
-        if not len(completions): raise OneShotError("no completions to explore; the run has not logged any yet (log_completions_jsonl=True)")
-        self.completions, self.max_chars, self._busy = completions, max_chars, False
-        steps = sorted(int(s) for s in completions.step.unique())
-        rewards = completions.reward.to_numpy(float); rewards = rewards[np.isfinite(rewards)]
-        lo, hi = (float(rewards.min()), float(rewards.max())) if len(rewards) else (0.0, 1.0)
-        if hi <= lo: lo, hi = lo - 0.5, hi + 0.5
-        self.step = widgets.SelectionSlider(options=steps, value=steps[-1], description="step", continuous_update=False)
-        self.reward_range = widgets.FloatRangeSlider(value=(lo, hi), min=lo, max=hi, step=(hi - lo) / 100, description="reward",
-                                                     readout_format=".2f", continuous_update=False)
-        self.group = widgets.Dropdown(description="group", layout=widgets.Layout(width="auto"))
-        self.thinking_step = widgets.IntSlider(value=0, min=0, max=0, description="thinking step", continuous_update=True,
-                                               style={"description_width": "initial"})
-        self.table, self.heatmap = widgets.HTML(), widgets.HTML()
-        super().__init__([widgets.HBox([self.step, self.reward_range]), self.group, self.table, self.thinking_step, self.heatmap])
-        self.step.observe(lambda _: self.update(), "value")
-        self.reward_range.observe(lambda _: self.update(), "value")
-        self.group.observe(lambda _: None if self._busy else self.update_group(), "value")
-        self.thinking_step.observe(lambda _: self.update_heatmap(), "value")
-        self._weights = None
-        self.update()
-
-# %% ../nbs/10_viz.ipynb #47ec880f
-@patch
-def visible(self: CompletionsExplorer) -> pd.DataFrame:
-    "The completions of the chosen step within the reward range (a completion without a reward always shows)."
-    lo, hi = self.reward_range.value
-    rows = self.completions[self.completions.step == self.step.value]
-    return rows[rows.reward.isna() | rows.reward.between(lo - 1e-9, hi + 1e-9)]
-
-# %% ../nbs/10_viz.ipynb #f152ffdf
-@patch
-def update(self: CompletionsExplorer):
-    "Refresh the group menu for the chosen step and reward range, then the group's view."
-    visible = self.visible()
-    options = []
-    for g, rows in visible.groupby("group"):
-        total = int(((self.completions.step == self.step.value) & (self.completions.group == g)).sum())
-        prompt = rows.prompt.iloc[0].replace("\n", " ")
-        options.append((f"{g}: {len(rows)}/{total} shown, mean reward {_number(rows.reward.mean())} · {prompt[:60]}", int(g)))
-    self._busy = True
-    try:
-        old = self.group.value
-        self.group.options = options
-        if options: self.group.value = old if old in [v for _, v in options] else options[0][1]
-    finally: self._busy = False
-    self.update_group()
-
-# %% ../nbs/10_viz.ipynb #5f71945e
-@patch
-def update_group(self: CompletionsExplorer):
-    "Show the chosen group's completions and, for M3PO records, its attention weights."
-    lo, hi = self.reward_range.value
-    if self.group.value is None or not self.group.options:
-        self.table.value = f'<p class="osr-muted">No completion at step {self.step.value} with a reward in [{lo:.2f}, {hi:.2f}].</p>'
-        self._weights = None
-    else:
-        all_rows = self.completions[(self.completions.step == self.step.value) & (self.completions.group == self.group.value)]
-        rows = self.visible(); rows = rows[rows.group == self.group.value]
-        hidden = len(all_rows) - len(rows)
-        note = f'<p class="osr-muted">{hidden} completion{"s" * (hidden != 1)} of this group outside the reward range not shown.</p>' if hidden else ""
-        self.table.value = group_html(rows, self.max_chars) + note
-        has = "cross_path_weights" in all_rows and all_rows.cross_path_weights.notna().any()
-        self._weights = group_weights(all_rows) if has else None
-    if self._weights is None:
-        self.thinking_step.layout.display, self.heatmap.value = "none", ""
-        return
-    self.thinking_step.layout.display = None
-    self._busy = True
-    try:
-        self.thinking_step.max = len(self._weights) - 1
-        self.thinking_step.value = min(self.thinking_step.value, self.thinking_step.max)
-    finally: self._busy = False
-    self.update_heatmap()
-
-# %% ../nbs/10_viz.ipynb #75ccd07b
-@patch
-def update_heatmap(self: CompletionsExplorer):
-    "Draw the attention matrix of the chosen thinking step."
-    if self._weights is None or self._busy: return
-    t = self.thinking_step.value
-    self.heatmap.value = weights_html(self._weights[t], caption=f"M3PO attention at thinking step {t} of {len(self._weights) - 1}: "
-                                      "row i is the thinking path, column j the peer whose token it blends in; a grey row: that path has stopped thinking")
-
-# %% ../nbs/10_viz.ipynb #04a3f802
-def completions_explorer(source: str | Path | pd.DataFrame | Sequence[dict], # a run folder, completions.jsonl, records or read_completions(...)
-                         group_size: int | None = None, # completions per group when records carry no `group` (see read_completions)
-                         max_chars: int = 3000, # characters shown per completion
-                        ) -> CompletionsExplorer:
-    "An ipywidgets explorer of a run's logged completions (display it in a notebook)."
-    return CompletionsExplorer(read_completions(source, group_size=group_size), max_chars=max_chars)
-
-# %% ../nbs/10_viz.ipynb #c7780a25
-def signal_groups(completions: pd.DataFrame, # read_completions(...) of a run
-                  step: int, # the training step
-                  tol: float = 1e-9, # smallest difference of rewards that counts
-                 ) -> list[int]:
-    "The groups of `step` whose rewards differ (non-zero advantages), widest range of rewards first (ties: lower group first)."
-    rows = completions[completions.step == step]
-    spread = rows.groupby("group")["reward"].agg(lambda r: float(np.nanmax(r) - np.nanmin(r)) if r.notna().any() else 0.0)
-    spread = spread[spread > tol]
-    return [int(g) for g in sorted(spread.index, key=lambda g: (-spread[g], g))]
-
-# %% ../nbs/10_viz.ipynb #68a3068a
-def spread_samples(group: pd.DataFrame, # one group's completion records
-                   n: int = 4, # how many to keep
-                  ) -> pd.DataFrame:
-    "Up to `n` completions of a group spanning its rewards (highest, lowest, second highest, ...), in path order."
-    ranked = group.sort_values(["reward", "path"], ascending=[False, True], kind="stable")
-    order = [ranked.index[i // 2] if i % 2 == 0 else ranked.index[-1 - i // 2] for i in range(len(ranked))]
-    return group.loc[list(dict.fromkeys(order))[:n]].sort_values("path", kind="stable")
 
 # %% ../nbs/10_viz.ipynb #b0c83839
 from .health import HealthEvent, health_events, records_by_step
