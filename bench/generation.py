@@ -51,7 +51,7 @@ def main():
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "generation.json"))
     a = p.parse_args()
     import torch
-    from oneshot_reason.evaluate import generate_completions
+    from oneshot_reason.inference import generate_completions
     from oneshot_reason.models import load_policy
     model, tok = load_policy(a.model)
     model.eval()

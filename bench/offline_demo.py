@@ -49,7 +49,7 @@ def main():
     p.add_argument("extra", nargs="*", help="more `oneshot-reason train` flags (after --)")
     args = p.parse_args()
     from oneshot_reason.core import read_jsonl
-    from oneshot_reason.viz import read_scalars
+    from oneshot_reason.runlog import read_scalars
     runs = []
     for seed in args.seeds:
         out = ROOT / "outputs" / f"demo-{args.algo}-seed{seed}"

@@ -1212,7 +1212,7 @@ def run_generate(question: str, # the problem to solve
     "Solve one question: the completion, its extracted answer, whether it was cut at `max_new_tokens`, and the dtype the model ran in."
     from oneshot_reason import __version__
     from oneshot_reason.data import build_prompt
-    from oneshot_reason.evaluate import build_text_generator, render_prompt, save_prompt_and_response, solve
+    from oneshot_reason.inference import build_text_generator, render_prompt, save_prompt_and_response, solve
     format = format or model_format(model) or "xml"
     dtype = _eval_dtype(model, dtype)
     check_offline(argparse.Namespace(model=model, dataset=None, data_path=None, _interface="python"))
@@ -1363,7 +1363,7 @@ def _dispatch(args: argparse.Namespace, # the parsed flags
         print(json.dumps(summary, indent=2) if as_json else eval_text(summary))
         return summary
     if args.command == "report":
-        from oneshot_reason.viz import write_report
+        from oneshot_reason.report import write_report
         output = report_output(kw["run_dir"], kw["output"])
         try: path = write_report(kw["run_dir"], output)
         except OSError as e:

@@ -19,10 +19,10 @@ import torch
 
 # %% auto #0
 __all__ = ['HALF_DTYPES', 'RUN_LOCK', 'STAGING', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype',
-           'compute_dtype', 'chat_text', 'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl', 'setting_value',
-           'read_json', 'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem', 'last_complete_checkpoint',
-           'is_main_process', 'world_size', 'lock_holder', 'holder_alive', 'RunLockedError', 'RunLock',
-           'write_text_atomic', 'write_failure', 'out_of_space', 'folder_bytes', 'free_bytes', 'size_text',
+           'compute_dtype', 'chat_text', 'as_number', 'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl',
+           'setting_value', 'read_json', 'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem',
+           'last_complete_checkpoint', 'is_main_process', 'world_size', 'lock_holder', 'holder_alive', 'RunLockedError',
+           'RunLock', 'write_text_atomic', 'write_failure', 'out_of_space', 'folder_bytes', 'free_bytes', 'size_text',
            'unwritable_error', 'SaveError', 'save_error', 'saving_folder', 'save_errors']
 
 # %% ../nbs/00_core.ipynb #fcc57688
@@ -100,6 +100,18 @@ def chat_text(value: Any, # text, a chat message, a list of messages, or a messa
     texts = [chat_text(m.get("content")) for m in kept]
     if show_roles: texts = [f"{m['role']}: {t}" if m.get("role") else t for m, t in zip(kept, texts)]
     return "\n".join(texts)
+
+# %% ../nbs/00_core.ipynb #63d5b1a8
+import math
+
+def as_number(value: Any, # a logged value: a number, a numeric string, a one-element tensor, None, NaN, text, ...
+              missing: Any = None, # what a value that is no number gives: None (JSON, health checks) or math.nan (tables, figures)
+              finite: bool = False, # also read infinity as missing (JSON has no infinity)
+             ) -> float | Any:
+    "`value` as a float; `missing` where it is None, NaN, not a number, or (with `finite=True`) infinite."
+    try: value = float(value)
+    except (TypeError, ValueError): return missing
+    return missing if math.isnan(value) or (finite and math.isinf(value)) else value
 
 # %% ../nbs/00_core.ipynb #46fe3bd8
 def local_data_dir() -> Path | None:

@@ -1,4 +1,4 @@
-"""Benchmark evaluation (pass@1, avg@k, maj@k, pass@k, strict and lenient accuracy, one JSON record per problem), evaluation while training, and small inference helpers.
+"""Benchmark evaluation (pass@1, avg@k, maj@k, pass@k, strict and lenient accuracy, one JSON record per problem) and evaluation while training.
 
 Docs: https://oneshot-reason.github.io/oneshot_reason/eval.html.md"""
 
@@ -7,7 +7,6 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/eval.html.md"""
 # %% ../nbs/09_eval.ipynb #102c09f0
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import time
@@ -18,26 +17,25 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from fastcore.basics import patch
 
-from transformers import StoppingCriteria, StoppingCriteriaList, TrainerCallback
+from transformers import TrainerCallback
 
 from . import __version__
-from .core import OneShotError, append_jsonl, chat_text, is_main_process, iter_jsonl, set_seed
+from .core import OneShotError, append_jsonl, chat_text, is_main_process, iter_jsonl
 from .data import (BENCHMARKS, FORMATS, PromptFormat, build_prompt, extract_boxed_answer, extract_hash_answer,
                                  get_format, load_benchmark, load_math_file, local_benchmark_copy, synthetic_problems)
 from .models import load_policy, tiny_path
 from .answers import extract_answer, final_answer, normalize_number
 from .grading import check_answer, warm_up_grader
+from .inference import (_generation_kwargs, _model_name, generate_completions, generate_completions_vllm,
+                                      render_prompt, vllm_available)
 
 # %% auto #0
 __all__ = ['BENCHMARK_NAMES', 'SYNTHETIC_SIZE', 'STRICT_RULES', 'LENIENT_RULE', 'pass_at_k', 'avg_at_k', 'answer_key',
-           'majority_index', 'maj_at_k', 'render_prompt', 'Generations', 'generate_completions', 'vllm_available',
-           'generate_completions_vllm', 'score_samples', 'EvalResult', 'strict_rule', 'strict_answer', 'strict_correct',
-           'evaluate', 'heldout_problems', 'heldout_accuracy', 'heldout_line', 'HeldoutEvaluation', 'Generator',
-           'build_text_generator', 'default_generator', 'generate_math_solution', 'solve', 'save_prompt_and_response']
+           'majority_index', 'maj_at_k', 'score_samples', 'EvalResult', 'strict_rule', 'strict_answer',
+           'strict_correct', 'evaluate', 'heldout_problems', 'heldout_accuracy', 'heldout_line', 'HeldoutEvaluation']
 
 # %% ../nbs/09_eval.ipynb #6b37279e
 def pass_at_k(n: int, # samples drawn for the problem
@@ -69,6 +67,7 @@ def _strip_command(s: str, command: str) -> str:
         s = s[:i] + s[i + len(command) + 2:j - 1] + s[j:]
     return s
 
+# %% ../nbs/09_eval.ipynb #1d63a7a5
 def answer_key(answer: str | None, # an extracted answer
               ) -> tuple | None:
     "The voting key of an answer: ('number', value) or ('text', normalised string); None for no answer."
@@ -95,6 +94,7 @@ def _grade_answer(answer: str, reference: str) -> bool:
     "`check_answer` on a completion whose answer is `answer`."
     return check_answer(f"<answer>\n{answer}\n</answer>", reference)
 
+# %% ../nbs/09_eval.ipynb #a483456d
 def maj_at_k(answers: Sequence[Sequence[str | None]], # per problem, the extracted answer of each sample (None: none found)
              references: Sequence[str], # per problem, the reference answer
              k: int | None = None, # vote among the first k samples; None uses them all
@@ -110,162 +110,6 @@ def maj_at_k(answers: Sequence[Sequence[str | None]], # per problem, the extract
         i = majority_index(sample_answers)
         hits.append(i is not None and bool(grader(str(sample_answers[i]), str(reference))))
     return float(np.mean(hits))
-
-# %% ../nbs/09_eval.ipynb #c4c5680c
-def render_prompt(tokenizer, # a Hugging Face tokenizer
-                  prompt: str | Sequence[dict], # chat messages, or text used as it is
-                 ) -> str:
-    "The text the model sees: chat messages through the chat template (with the generation prompt), text unchanged."
-    if isinstance(prompt, str): return prompt
-    messages = [dict(m) for m in prompt]
-    if any(not isinstance(m.get("content"), str) or "role" not in m for m in messages):
-        raise OneShotError("a prompt must be text or a list of {'role': ..., 'content': ...} messages")
-    if getattr(tokenizer, "chat_template", None):
-        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    # a base model without a chat template: a plain layout it can continue
-    return "".join(f"{m['content']}\n\n" for m in messages if m["role"] != "assistant")
-
-# %% ../nbs/09_eval.ipynb #f7f26289
-def _generation_kwargs(model, tokenizer, temperature: float, top_p: float, max_new_tokens: int) -> dict:
-    "`model.generate` keyword arguments: greedy at temperature 0, else plain sampling (top_k=0) with nucleus mass top_p."
-    eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    kw = dict(max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id, repetition_penalty=1.0,
-              eos_token_id=eos if eos is not None else tokenizer.eos_token_id)
-    if temperature > 0: kw.update(do_sample=True, temperature=float(temperature), top_p=float(top_p), top_k=0)
-    else: kw.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-    return kw
-
-# %% ../nbs/09_eval.ipynb #6164f461
-@dataclass
-class Generations:
-    "Completions and how they came out: the prompts as the model saw them, which hit the token limit, new tokens, time."
-    completions: list[list[str]] # per prompt, its completions
-    truncated: list[list[bool]] # per prompt and completion: it reached `max_new_tokens` without an end-of-sequence token
-    prompts: list[str] = field(default_factory=list) # per prompt, the text the model saw (`render_prompt`)
-    new_tokens: int = 0 # tokens generated, each completion counted up to and including its end-of-sequence token
-    seconds: float = 0.0 # wall-clock time of the generation calls
-
-    @property
-    def tokens_per_second(self) -> float:
-        "New tokens per second of generation (0 when nothing was timed)."
-        return self.new_tokens / self.seconds if self.seconds > 0 else 0.0
-
-# %% ../nbs/09_eval.ipynb #1027bc8f
-def _truncation(new_ids: torch.Tensor, # (B, T) the tokens generated after each prompt
-                eos_ids: Sequence[int], # the tokens that end a completion
-                max_new_tokens: int, # the completion length limit
-               ) -> tuple[list[bool], list[int]]:
-    "Per row: whether it reached the limit without an end-of-sequence token, and its length up to and including that token."
-    ended = torch.isin(new_ids, torch.tensor(list(eos_ids), dtype=new_ids.dtype, device=new_ids.device))  # (B, T)
-    has_end = ended.any(dim=1)
-    lengths = torch.where(has_end, ended.long().argmax(dim=1) + 1, torch.full_like(has_end, new_ids.shape[1], dtype=torch.long))
-    return (~has_end & (new_ids.shape[1] >= max_new_tokens)).tolist(), lengths.tolist()
-
-# %% ../nbs/09_eval.ipynb #a7e0c1b1
-class _TokenProgress(StoppingCriteria):
-    "Moves a progress bar one token per sequence at each decoding step; it never stops generation."
-    def __init__(self, bar): self.bar = bar
-    def __call__(self, input_ids: torch.Tensor, scores, **kwargs) -> torch.Tensor:
-        self.bar.update(input_ids.shape[0])
-        return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
-
-# %% ../nbs/09_eval.ipynb #5c7ee9c6
-@torch.no_grad()
-def generate_completions(model, # a Hugging Face causal LM
-                         tokenizer, # its tokenizer
-                         prompts: Sequence[str | Sequence[dict]], # chat messages or texts
-                         n_samples: int = 1, # completions per prompt
-                         temperature: float = 0.0, # 0 is greedy decoding
-                         top_p: float = 1.0, # nucleus sampling mass when sampling
-                         max_new_tokens: int = 512, # completion length limit
-                         batch_size: int = 16, # sequences per `generate` call
-                         seed: int | None = 0, # seeds sampling (None leaves the generators as they are)
-                         progress: bool = True, # show a progress bar
-                         desc: str = "generating", # the progress bar's label
-                         details: bool = False, # return a `Generations` (truncation, new tokens, time) instead of the texts
-                        ) -> list[list[str]] | Generations:
-    "`n_samples` completions for each prompt, in the prompts' order, batched by length with left padding."
-    if n_samples < 1: raise OneShotError(f"n_samples must be >= 1, got {n_samples}")
-    if batch_size < 1: raise OneShotError(f"batch_size must be >= 1, got {batch_size}")
-    if temperature < 0: raise OneShotError(f"temperature must be >= 0, got {temperature}; use 0 for greedy decoding")
-    texts = [render_prompt(tokenizer, p) for p in prompts]
-    chat = bool(getattr(tokenizer, "chat_template", None)) and any(not isinstance(p, str) for p in prompts)
-    add_special = not chat  # a chat template writes its own special tokens; plain text gets the tokenizer's (BOS)
-    old_side, old_pad = tokenizer.padding_side, tokenizer.pad_token
-    if tokenizer.pad_token is None: tokenizer.pad_token = tokenizer.eos_token
-    tokenizer.padding_side = "left"
-    try:
-        lengths = [len(ids) for ids in tokenizer(texts, add_special_tokens=add_special)["input_ids"]]
-        copies = n_samples if temperature > 0 else 1
-        jobs = sorted(((i, j) for i in range(len(texts)) for j in range(copies)), key=lambda ij: (-lengths[ij[0]], ij))
-        kw = _generation_kwargs(model, tokenizer, temperature, top_p, max_new_tokens)
-        eos = kw["eos_token_id"]
-        eos_ids = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
-        if seed is not None: set_seed(seed)
-        device = next(model.parameters()).device
-        out: list[list[str | None]] = [[None] * copies for _ in texts]
-        cut: list[list[bool]] = [[False] * copies for _ in texts]
-        new_tokens, seconds = 0, 0.0
-        batches = [jobs[s:s + batch_size] for s in range(0, len(jobs), batch_size)]
-        bar = tqdm(total=len(jobs) * max_new_tokens, desc=desc, unit="tok", disable=not progress or not batches, leave=False)
-        if not bar.disable: kw["stopping_criteria"] = StoppingCriteriaList([_TokenProgress(bar)])
-        for batch in batches:
-            enc = tokenizer([texts[i] for i, _ in batch], return_tensors="pt", padding=True,
-                            add_special_tokens=add_special).to(device)
-            start, before = time.perf_counter(), bar.n
-            ids = model.generate(**enc, **kw)  # (B, prompt length + new tokens)
-            seconds += time.perf_counter() - start
-            bar.update(len(batch) * max_new_tokens - (bar.n - before))  # the rows that ended early count as done
-            new_ids = ids[:, enc["input_ids"].shape[1]:]
-            truncated, ends = _truncation(new_ids, eos_ids, max_new_tokens)
-            new_tokens += sum(ends)
-            new = tokenizer.batch_decode(new_ids, skip_special_tokens=True)
-            for (i, j), text, t in zip(batch, new, truncated): out[i][j], cut[i][j] = text, t
-    finally:
-        if "bar" in locals(): bar.close()
-        tokenizer.padding_side, tokenizer.pad_token = old_side, old_pad
-    repeat = lambda rows: [row * n_samples if copies == 1 else row for row in rows]
-    if not details: return repeat(out)
-    return Generations(repeat(out), repeat(cut), texts, new_tokens, seconds)
-
-# %% ../nbs/09_eval.ipynb #e67de0f7
-def vllm_available() -> bool:
-    "True when vLLM is installed and a CUDA GPU is visible."
-    return importlib.util.find_spec("vllm") is not None and torch.cuda.is_available()
-
-# %% ../nbs/09_eval.ipynb #3085630b
-_VLLM_ENGINES: dict[str, Any] = {} # one vLLM engine per model path, kept for the next evaluation
-
-def generate_completions_vllm(model_path: str, # a Hub id or a folder with a saved model
-                              prompts: Sequence[str | Sequence[dict]], # chat messages or texts
-                              n_samples: int = 1, # completions per prompt
-                              temperature: float = 0.0, # 0 is greedy decoding
-                              top_p: float = 1.0, # nucleus sampling mass when sampling
-                              max_new_tokens: int = 512, # completion length limit
-                              seed: int | None = 0, # sampling seed
-                              progress: bool = True, # show vLLM's progress bar
-                              details: bool = False, # return a `Generations` (truncation, new tokens, time) instead of the texts
-                              **engine_kwargs, # passed to `vllm.LLM` (gpu_memory_utilization, dtype, ...)
-                             ) -> list[list[str]] | Generations:
-    "`n_samples` completions for each prompt with vLLM (needs a CUDA GPU and the `vllm` extra)."
-    if not vllm_available():
-        raise OneShotError("vLLM generation needs the vllm package and a CUDA GPU; pip install 'oneshot-reason[vllm]' or pass use_vllm=False")
-    from vllm import LLM, SamplingParams
-    key = str(model_path)
-    if key not in _VLLM_ENGINES:
-        _VLLM_ENGINES[key] = LLM(model=key, seed=0 if seed is None else seed, trust_remote_code=False, **engine_kwargs)
-    llm = _VLLM_ENGINES[key]
-    texts = [render_prompt(llm.get_tokenizer(), p) for p in prompts]
-    copies = n_samples if temperature > 0 else 1  # greedy samples are identical: decode once
-    params = SamplingParams(n=copies, temperature=float(temperature), top_p=float(top_p) if temperature > 0 else 1.0,
-                            max_tokens=max_new_tokens, seed=seed)
-    start = time.perf_counter()
-    outputs = llm.generate(texts, params, use_tqdm=progress)
-    seconds = time.perf_counter() - start
-    completions = [[o.text for o in out.outputs] * (n_samples // copies) for out in outputs]
-    if not details: return completions
-    truncated = [[o.finish_reason == "length" for o in out.outputs] * (n_samples // copies) for out in outputs]
-    return Generations(completions, truncated, texts, sum(len(o.token_ids) for out in outputs for o in out.outputs), seconds)
 
 # %% ../nbs/09_eval.ipynb #25ba11c3
 def score_samples(correct: Sequence[Sequence[bool]], # per problem, one flag per sample (the same count for all)
@@ -349,23 +193,17 @@ def summary(self: EvalResult) -> str:
                      f"{self.new_tokens} new tokens, {self.tokens_per_second:.1f} tokens/s")
     return "\n".join(lines)
 
+# %% ../nbs/09_eval.ipynb #63421fcb
 @patch
 def __repr__(self: EvalResult) -> str:
     metrics = ", ".join(f"{k}={v:.4f}" for k, v in self.metrics.items())
     return f"EvalResult({self.benchmark}, {self.n_problems} problems x {self.n_samples}, {metrics})"
 
-# %% ../nbs/09_eval.ipynb #5c48472a
-def _model_name(model) -> str:
-    "The model as a reader knows it: 'tiny' for the embedded model (not its install path), else its name or folder."
-    if not isinstance(model, (str, Path)):
-        model = getattr(model, "name_or_path", "") or getattr(getattr(model, "config", None), "_name_or_path", "") or type(model).__name__
-    try: return "tiny" if Path(model).resolve() == tiny_path().resolve() else str(model)
-    except (OSError, ValueError): return str(model)
-
 # %% ../nbs/09_eval.ipynb #54a97f4e
 BENCHMARK_NAMES = (*BENCHMARKS, "synthetic")
 SYNTHETIC_SIZE = 200 # problems in the synthetic benchmark (the test split of `synthetic_problems`, seed 0)
 
+# %% ../nbs/09_eval.ipynb #814441ac
 def _benchmark_rows(benchmark, limit: int | None, format, data_path) -> tuple[str, Any]:
     "The benchmark's name and its problems (a `datasets.Dataset`)."
     if isinstance(benchmark, (str, Path)):
@@ -425,11 +263,13 @@ STRICT_RULES: dict[str, str] = {
 } # where strict accuracy reads the answer, by the layout of the prompt format
 LENIENT_RULE = "the final answer anywhere in the completion (check_answer on the whole completion)"
 
+# %% ../nbs/09_eval.ipynb #8ee7a854
 def _layout(format: str | PromptFormat) -> str:
     "The layout of a prompt format's template: 'xml', 'hash', 'think' or 'boxed'."
     template = get_format(format).template
     return next((k for k, mark in (("xml", "<answer>"), ("hash", "####"), ("think", "</think>")) if mark in template), "boxed")
 
+# %% ../nbs/09_eval.ipynb #c383aa50
 def strict_rule(format: str | PromptFormat, # a prompt format
                ) -> str:
     "Where strict accuracy reads the answer of a completion in `format`, in words."
@@ -446,6 +286,7 @@ def strict_answer(completion: Any, # a completion: text or chat messages
     else: found = final_answer(text, format)  # the last <answer> block, or the last box
     return found.strip() or None if found is not None else None
 
+# %% ../nbs/09_eval.ipynb #b47efdf3
 def strict_correct(completion: Any, # a completion: text or chat messages
                    reference: str, # the reference answer
                    format: str | PromptFormat, # the prompt format it was asked in
@@ -659,28 +500,33 @@ def on_train_begin(self: HeldoutEvaluation, args, state, control, **kwargs):
     elif self.eval_steps and step % self.eval_steps == 0 and step not in self.records: # its record was lost (a torn last line): measured again
         self.evaluate_now(step)
 
+# %% ../nbs/09_eval.ipynb #736a96be
 @patch
 def on_step_end(self: HeldoutEvaluation, args, state, control, **kwargs):
     "Mark the step for evaluation every `eval_steps` steps and after the last; it runs once the step is logged (see `_run_due`)."
     step = state.global_step
     if step >= state.max_steps or (self.eval_steps and step % self.eval_steps == 0): self._due = (step, step >= state.max_steps)
 
+# %% ../nbs/09_eval.ipynb #ceeba1cd
 @patch
 def _run_due(self: HeldoutEvaluation, args):
     "Run the evaluation marked by `on_step_end`, if any."
     due, self._due = getattr(self, "_due", None), None
     if due is not None: self.evaluate_now(due[0], Path(args.output_dir) / "eval_after" if due[1] else None)
 
+# %% ../nbs/09_eval.ipynb #46291f0f
 @patch
 def on_log(self: HeldoutEvaluation, args, state, control, logs=None, **kwargs):
     "The step's line is out: its evaluation follows it on the console."
     self._run_due(args)
 
+# %% ../nbs/09_eval.ipynb #05c15bd0
 @patch
 def on_step_begin(self: HeldoutEvaluation, args, state, control, **kwargs):
     "A step that logged nothing: its evaluation runs before the next step."
     self._run_due(args)
 
+# %% ../nbs/09_eval.ipynb #ab515c8d
 @patch
 def on_train_end(self: HeldoutEvaluation, args, state, control, **kwargs): self._run_due(args)
 
@@ -691,6 +537,7 @@ def finish(self: HeldoutEvaluation, step: int, # the step training ended at
     "The evaluation after training: the record at `step`, measured now (into eval_after/) if the run ended early."
     return self.evaluate_now(step, Path(self.trainer.args.output_dir) / "eval_after")
 
+# %% ../nbs/09_eval.ipynb #8e59f6e5
 @patch
 def summary(self: HeldoutEvaluation) -> dict:
     "Before and after training, for `summary.json`: each accuracy and its count, truncated completions, and how they were measured."
@@ -704,102 +551,3 @@ def summary(self: HeldoutEvaluation) -> dict:
     out["heldout"] = {"format": self.format, "strict": strict_rule(self.format), "lenient": LENIENT_RULE, "decoding": "greedy",
                       "max_new_tokens": self.max_new_tokens, "eval_steps": self.eval_steps}
     return out
-
-# %% ../nbs/09_eval.ipynb #3bc9f1e0
-class Generator:
-    "A model and its tokenizer behind one call: a prompt (text or chat messages) in, the completion text out."
-    def __init__(self, model, # a Hugging Face causal LM
-                 tokenizer, # its tokenizer
-                 device: str | torch.device | None = None, # move the model there; None leaves it where it is
-                ):
-        self.model, self.tokenizer = model, tokenizer
-        if device is not None: self.model.to(device)
-        self.model.eval()
-
-    @property
-    def device(self) -> torch.device: return next(self.model.parameters()).device
-
-    def generate(self, prompts: Sequence[str | Sequence[dict]], # chat messages or texts
-                 n: int = 1, # completions per prompt
-                 max_new_tokens: int = 200, # completion length limit
-                 temperature: float = 0.9, # 0 is greedy decoding
-                 top_p: float = 1.0, # nucleus sampling mass
-                 seed: int | None = None, # seed for reproducible sampling (None: continue the current random state)
-                 batch_size: int = 16, # sequences per `generate` call
-                 details: bool = False, # return a `Generations` (which completions were cut at `max_new_tokens`, ...)
-                ) -> list[list[str]] | Generations:
-        "`n` completions for each prompt."
-        return generate_completions(self.model, self.tokenizer, prompts, n, temperature, top_p, max_new_tokens,
-                                    batch_size, seed, progress=len(prompts) * n > batch_size, details=details)
-
-    def __call__(self, prompt: str | Sequence[dict], # one prompt: chat messages or text
-                 n: int = 1, # completions to return (a list when n > 1)
-                 **kwargs, # max_new_tokens, temperature, top_p, seed (see `Generator.generate`)
-                ) -> str | list[str]:
-        "The completion of one prompt (a list of `n` when n > 1)."
-        out = self.generate([prompt], n, **kwargs)[0]
-        return out[0] if n == 1 else out
-
-    def __repr__(self) -> str: return f"Generator({_model_name(self.model)} on {self.device})"
-
-# %% ../nbs/09_eval.ipynb #1f498a3d
-def build_text_generator(model_id_or_model="tiny", # a name or path for `load_policy`, a model, or a (model, tokenizer) pair
-                         tokenizer=None, # the tokenizer, when passing a model object
-                         device: str | torch.device | None = None, # where to run; None keeps `load_policy`'s choice
-                         **kwargs, # passed to `load_policy` when loading by name
-                        ) -> Generator:
-    "A `Generator` for a model name, path or object (the embedded tiny model by default)."
-    model = model_id_or_model
-    if isinstance(model, tuple) and len(model) == 2: model, tokenizer = model
-    if isinstance(model, (str, Path)): model, tokenizer = load_policy(str(model), **kwargs)
-    if tokenizer is None: raise OneShotError("build_text_generator needs the tokenizer with a model object; pass tokenizer=")
-    return Generator(model, tokenizer, device=device)
-
-# %% ../nbs/09_eval.ipynb #9120a799
-_DEFAULT_GENERATOR: list[Generator] = [] # the tiny model's Generator, once built
-
-def default_generator() -> Generator:
-    "The embedded tiny model as a `Generator`, built once."
-    if not _DEFAULT_GENERATOR: _DEFAULT_GENERATOR.append(build_text_generator("tiny"))
-    return _DEFAULT_GENERATOR[0]
-
-# %% ../nbs/09_eval.ipynb #5a9b2724
-def generate_math_solution(question: str, # the problem
-                           generator: Generator | None = None, # None: the embedded tiny model
-                           format: str = "xml", # the prompt format asked for ('xml', 'hash', 'think', 'boxed')
-                           max_new_tokens: int = 200, # completion length limit
-                           temperature: float = 0.9, # 0 is greedy decoding
-                           system_prompt: str | None = None, # replaces the format's system prompt
-                           seed: int | None = None, # seed for reproducible sampling
-                          ) -> str:
-    "The model's completion for `question` asked in `format`."
-    generator = generator or default_generator()
-    return generator(build_prompt(question, format, system_prompt), max_new_tokens=max_new_tokens,
-                     temperature=temperature, seed=seed)
-
-# %% ../nbs/09_eval.ipynb #021c4cb0
-def solve(question: str, # the problem
-          generator: Generator | None = None, # None: the embedded tiny model
-          format: str = "xml", # the prompt format asked for
-          max_new_tokens: int = 200, # completion length limit
-          temperature: float = 0.9, # 0 is greedy decoding
-          system_prompt: str | None = None, # replaces the format's system prompt
-          seed: int | None = None, # seed for reproducible sampling
-         ) -> dict:
-    "The completion for `question`, the answer extracted from it (None when there is none), and whether it was cut at its limit."
-    generator = generator or default_generator()
-    out = generator.generate([build_prompt(question, format, system_prompt)], max_new_tokens=max_new_tokens,
-                             temperature=temperature, seed=seed, details=True)
-    completion = out.completions[0][0]
-    return {"completion": completion, "answer": extract_answer(completion), "truncated": out.truncated[0][0]}
-
-# %% ../nbs/09_eval.ipynb #195a4207
-def save_prompt_and_response(path: str | Path, # the JSON Lines file to append to
-                             prompt: Any, # the prompt (text or chat messages)
-                             response: str, # the model's response
-                             **extra, # more fields for the record (answer, model, reward, ...)
-                            ) -> dict:
-    "Append `{prompt, response, **extra}` to a JSON Lines file; returns the record."
-    record = {"prompt": prompt, "response": response, **extra}
-    if is_main_process(): append_jsonl(path, record)
-    return record

@@ -14,21 +14,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from .core import chat_text
+from .core import as_number, chat_text
 
 # %% auto #0
 __all__ = ['HEALTH_WINDOW', 'CORRECTNESS_WORDS', 'FORMAT_WORDS', 'REPEATED_LINE_TIMES', 'MIN_LOOP_LINE', 'RUN_ON_CHARS',
-           'HEALTH_CHECKS', 'FLAT_CORRECTNESS', 'ENTROPY_RISE', 'LOSS_NEAR_ZERO', 'number', 'recent',
-           'history_from_logs', 'reward_role', 'reward_means', 'repeated_line', 'runs_on', 'completion_flaws',
-           'completion_measures', 'records_by_step', 'HealthCheck', 'health_check', 'HealthEvent', 'HealthMonitor',
-           'health_events', 'loss_note', 'health_callback', 'health_summary', 'health_lines']
-
-# %% ../nbs/05a_health.ipynb #2c9c802b
-def number(value) -> float | None:
-    "A logged value as a float; None when it is missing, None, NaN or not a number."
-    try: value = float(value)
-    except (TypeError, ValueError): return None
-    return None if math.isnan(value) else value
+           'HEALTH_CHECKS', 'FLAT_CORRECTNESS', 'ENTROPY_RISE', 'LOSS_NEAR_ZERO', 'recent', 'history_from_logs',
+           'reward_role', 'reward_means', 'repeated_line', 'runs_on', 'completion_flaws', 'completion_measures',
+           'records_by_step', 'HealthCheck', 'health_check', 'HealthEvent', 'HealthMonitor', 'health_events',
+           'loss_note', 'health_callback', 'health_summary', 'health_lines']
 
 # %% ../nbs/05a_health.ipynb #d5f911ed
 HEALTH_WINDOW = 3 # logged steps a check averages over
@@ -38,7 +31,7 @@ def recent(history: list[dict], # one dict per logged step, oldest first
            window: int = HEALTH_WINDOW, # how many of the last logged steps
           ) -> float | None:
     "The mean of `key` over the last `window` logged steps that have a number for it (None when none has)."
-    values = [v for h in history[-window:] if (v := number(h.get(key))) is not None]
+    values = [v for h in history[-window:] if (v := as_number(h.get(key))) is not None]
     return sum(values) / len(values) if values else None
 
 # %% ../nbs/05a_health.ipynb #c7272325
@@ -69,7 +62,7 @@ def reward_means(entry: dict, # one logged step
                 ) -> dict[str, float | None]:
     "name -> mean reward of that step, for the reward functions of `role` (None where it gave no reward)."
     names = [k[len("rewards/"):-len("/mean")] for k in entry if k.startswith("rewards/") and k.endswith("/mean")]
-    return {n: number(entry[f"rewards/{n}/mean"]) for n in names if reward_role(n) == role}
+    return {n: as_number(entry[f"rewards/{n}/mean"]) for n in names if reward_role(n) == role}
 
 # %% ../nbs/05a_health.ipynb #743165b8
 REPEATED_LINE_TIMES = 3 # a line written this many times or more is a loop
@@ -125,7 +118,7 @@ def completion_measures(records: list[dict], # the `completions.jsonl` records o
     loops = [l for r in records if (l := repeated_line(chat_text(r.get("completion", ""), role="assistant"))) is not None]
     out["health/loop"] = list(max(loops, key=lambda l: l[1])) if loops else None
     names = dict.fromkeys(k for r in records for k in (r.get("rewards") or {}))
-    out["health/unrewarded"] = [k for k in names if all(number((r.get("rewards") or {}).get(k)) is None for r in records)]
+    out["health/unrewarded"] = [k for k in names if all(as_number((r.get("rewards") or {}).get(k)) is None for r in records)]
     return out
 
 # %% ../nbs/05a_health.ipynb #afafbee2
@@ -264,7 +257,7 @@ def _unrewarded(history: list[dict], threshold: float) -> str | None:
     if not history: return None
     last = history[-1]
     names = [k[len("rewards/"):-len("/mean")] for k, v in last.items()
-             if k.startswith("rewards/") and k.endswith("/mean") and number(v) is None]
+             if k.startswith("rewards/") and k.endswith("/mean") and as_number(v) is None]
     names = list(dict.fromkeys(names + list(last.get("health/unrewarded") or [])))
     if len(names) < threshold: return None
     return f"the reward function{'s' * (len(names) > 1)} {', '.join(names)} gave no reward (None or NaN) to any completion of the batch: {'they' if len(names) > 1 else 'it'} cannot read what the model writes"
@@ -322,7 +315,7 @@ def loss_note(history: list[dict], # the run's logged steps
               num_iterations: int = 1, # updates per generation batch (TRL's num_iterations)
              ) -> str | None:
     "A sentence explaining a loss near 0 when it is expected (one update per batch), else None."
-    losses = [abs(v) for h in history if (v := number(h.get("loss"))) is not None]
+    losses = [abs(v) for h in history if (v := as_number(h.get("loss"))) is not None]
     if not losses or num_iterations != 1 or sum(losses) / len(losses) >= LOSS_NEAR_ZERO: return None
     return (f"The loss stayed near 0 (mean |loss| {sum(losses) / len(losses):.2g}), as expected: with one update per "
             "batch the probability ratio is 1 and each group's advantages sum to 0, so GRPO's loss is about 0 by "

@@ -44,7 +44,7 @@ __all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'C
            'lora_config', 'tiny_path', 'model_cache_dir', 'cached_folder', 'smollm2_gguf', 'convert_gguf',
            'smollm2_folder', 'SplitGGUF', 'gguf_parts', 'assemble_gguf', 'split_gguf_folder', 'NamedModel',
            'named_model', 'hub_offline', 'resolve_model_source', 'add_lora', 'policy_dtype', 'precision_warning',
-           'load_policy', 'save_policy', 'quick_eval']
+           'load_policy', 'save_policy']
 
 # %% ../nbs/03_models.ipynb #94f16243
 CHATML_TEMPLATE = (
@@ -549,31 +549,3 @@ def save_policy(model: PreTrainedModel, # the model to save
     path = Path(path); path.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(path, safe_serialization=True); tokenizer.save_pretrained(path)
     return path
-
-# %% ../nbs/03_models.ipynb #c6275c4c
-@torch.no_grad()
-def quick_eval(model: PreTrainedModel, # a causal LM
-               tokenizer: PreTrainedTokenizerBase, # its tokenizer (left padding)
-               dataset: Dataset, # rows with `prompt` and `answer`
-               format: str | PromptFormat = "xml", # the format the prompts ask for
-               n_samples: int = 1, # completions per problem
-               temperature: float = 0.0, # 0 is greedy decoding
-               max_new_tokens: int = 64, # completion budget
-               batch_size: int = 128, # prompts per `generate` call
-               seed: int = 0, # seed of the sampling
-              ) -> np.ndarray:
-    "Boolean array (problems, n_samples): which completions give the right answer."
-    if temperature == 0 and n_samples > 1: raise OneShotError("greedy decoding gives one completion; pass temperature > 0 for n_samples > 1")
-    model.eval(); set_seed(seed); device = next(model.parameters()).device
-    sampling = dict(do_sample=False) if temperature == 0 else dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
-    prompts = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in dataset["prompt"]]
-    texts = []
-    for i in range(0, len(prompts), batch_size):
-        enc = tokenizer(prompts[i:i + batch_size], return_tensors="pt", padding=True, add_special_tokens=False).to(device)
-        out = model.generate(**enc, max_new_tokens=max_new_tokens, num_return_sequences=n_samples,
-                             pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, **sampling)
-        texts += tokenizer.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
-    answers = [str(a).strip() for a in dataset["answer"] for _ in range(n_samples)]
-    found = [final_answer(t, format) for t in texts]  # the answer in the format asked for, graded like every accuracy
-    return np.array([f is not None and check_answer(f"<answer>\n{f}\n</answer>", a) for f, a in zip(found, answers)]
-                    ).reshape(len(dataset), n_samples)

