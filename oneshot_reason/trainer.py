@@ -27,7 +27,7 @@ from fastcore.basics import patch
 from .checkpoints import (CheckpointMixin, GracefulStop, TrainingInterrupted, _StopAtStepEnd, checkpoint_settings,
                                         run_settings, settings_differences, truncate_jsonl_steps)
 from .config import OneShotConfig, as_oneshot_config, check_run, config_preset # the config names re-exported beside the trainer
-from .core import (OneShotError, RunLock, append_jsonl, chat_text, checkpoint_finished, checkpoint_step,
+from .core import (OneShotError, RunLock, append_jsonl, as_number, chat_text, checkpoint_finished, checkpoint_step,
                                  last_complete_checkpoint, save_errors)
 from .dynamic_sampling import DynamicSampling, DynamicSamplingMixin, take_rows
 from .methods import TrainerMethod, get_method, method_hooks, parse_algo
@@ -348,12 +348,6 @@ def aggregate_token_loss(self: OneShotTrainer,
     if mode == "train": normalizer = normalizer * self.current_gradient_accumulation_steps / self.args.steps_per_generation
     return masked.sum() / normalizer
 
-# %% ../nbs/05_trainer.ipynb #fe94ad38
-def _num(x) -> float | None:
-    "A JSON-safe number: None for NaN or infinity."
-    x = float(x)
-    return x if math.isfinite(x) else None
-
 # %% ../nbs/05_trainer.ipynb #7821af22
 def _jsonable(values) -> list: # a tensor or a sequence, one value per completion
     "The values as a plain list (tensors detached and moved to the CPU)."
@@ -390,11 +384,11 @@ def _log_completions_jsonl(self: OneShotTrainer, batch: dict):
     weights = self.reward_weights.tolist()
     records = []
     for i in range(n):
-        rewards = {name: _num(per_func[name][i]) for name in self.reward_func_names}
+        rewards = {name: as_number(per_func[name][i], finite=True) for name in self.reward_func_names}
         given = [(w, r) for w, r in zip(weights, rewards.values()) if r is not None]
         records.append({"step": step, "prompt": chat_text(prompts[i], last=True), "completion": chat_text(completions[i], last=True),
-                        "reward": _num(sum(w * r for w, r in given)) if given else None, "rewards": rewards,
-                        "advantage": _num(advantages[i]), **{k: v[i] for k, v in fields.items()}})
+                        "reward": as_number(sum(w * r for w, r in given), finite=True) if given else None, "rewards": rewards,
+                        "advantage": as_number(advantages[i], finite=True), **{k: v[i] for k, v in fields.items()}})
     append_jsonl(self.completions_path, records)
 
 # %% ../nbs/05_trainer.ipynb #ec3463b4
