@@ -34,7 +34,7 @@ __all__ = ['MAX_SYMBOLIC_CHARS', 'GRADING_TIMEOUT', 'SYMBOLIC_REWARD_TIMEOUT', '
            'oneshot_numeric', 'oneshot_xml', 'oneshot_lenient_correctness', 'oneshot_lenient_numeric',
            'tags_correctness', 'tags_format', 'hash_correctness', 'willccbb_correctness', 'willccbb_int',
            'willccbb_strict_format', 'willccbb_soft_format', 'willccbb_xmlcount', 'think_accuracy', 'boxed_accuracy',
-           'RewardStack', 'reward_preset']
+           'RewardStack', 'reward_preset', 'register_reward_preset']
 
 # %% ../nbs/02_rewards.ipynb #0552e1f9
 def extract_xml_answer(text: str, # a completion
@@ -1367,3 +1367,16 @@ def reward_preset(name: str, # one of `REWARD_PRESETS`
         raise OneShotError(f"unknown reward preset {name!r}; choose one of: {', '.join(REWARD_PRESETS)}")
     funcs, weights = _PRESETS[name]
     return RewardStack(list(funcs), list(weights), name)
+
+# %% ../nbs/02_rewards.ipynb #96431f25
+def register_reward_preset(name: str, # the stack's name: `reward_preset(name)`, `--reward-preset name`
+                           funcs: list[Callable], # TRL reward functions
+                           weights: list[float] | None = None, # one weight each (default 1.0)
+                          ) -> RewardStack:
+    "Make `reward_preset(name)` return a stack of `funcs` (a method's own stack, registered from its notebook); the stack."
+    global REWARD_PRESETS
+    weights = [1.0] * len(funcs) if weights is None else [float(w) for w in weights]
+    stack = RewardStack(list(funcs), weights, name) # checked now, not when a run starts
+    _PRESETS[name] = (list(funcs), weights)
+    REWARD_PRESETS = tuple(_PRESETS)
+    return stack
