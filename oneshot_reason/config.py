@@ -1,4 +1,4 @@
-"""`OneShotConfig` (TRL's `GRPOConfig` plus each method's section), its checks, the presets of the reference projects, and how a step's batch is laid out.
+"""`OneShotConfig` (TRL's `GRPOConfig` plus the fields each method brings), its checks, the presets of the reference projects, and how a step's batch is laid out.
 
 Docs: https://oneshot-reason.github.io/oneshot_reason/config.html.md"""
 
@@ -182,8 +182,9 @@ def check_oneshot_config(args) -> None: # an `OneShotConfig` before TRL's `__pos
         raise OneShotError(f"unknown loss_type {args.loss_type!r}; choose one of {', '.join(loss_types())}")
     owner = METHOD_LOSS_TYPES.get(args.loss_type, (None,))[0]
     if owner is not None and owner not in methods:
+        other = next((m for m in builtin_methods() if m != owner), None) # an example of a combination
         raise OneShotError(f"loss_type={args.loss_type!r} is {owner.upper()}'s reduction, applied by its method; use "
-                           f"algo={owner!r} (alone or with other methods) or another loss_type")
+                           f"algo={owner!r}" + (f" (or '{other}+{owner}')" if other else "") + " or another loss_type")
     if args.scale_rewards not in (*SCALE_REWARDS, True, False):
         raise OneShotError(f"unknown scale_rewards {args.scale_rewards!r}; choose 'group', 'batch' or 'none'")
     for name in methods: get_method(name).check_config(args)
@@ -299,18 +300,37 @@ register_preset("cpu-demo", lambda: dict(num_generations=8, per_device_train_bat
                              use_cpu=True, bf16=False, gradient_checkpointing=False, dataloader_num_workers=0,
                              format="xml", **demo_settings()), reward="oneshot-lenient", last=True)
 
+# %% ../nbs/04c_config.ipynb #b10faff3
+def _with_origins(message: str, # an `OneShotError`'s message
+                  name: str, # the preset
+                  values: dict, # the preset's settings
+                  overrides: dict, # the user's
+                 ) -> str:
+    "`message`, plus which of the settings it names the preset set (to other than the default) and which the user set, when the preset set one."
+    import re
+    at = lambda k: (m.start() if (m := re.search(rf"(?<!\w){re.escape(k)}(?!\w)", message)) else None)
+    field_ = OneShotConfig.__dataclass_fields__
+    default = lambda k: getattr(d := field_[k].default, "value", d) if k in field_ else None
+    values = {k: v for k, v in values.items() if k not in field_ or v != default(k)} # a preset's value that is the default is not the clash
+    named = sorted((at(k), k) for k in {**values, **overrides} if k != "output_dir" and at(k) is not None)
+    preset = [f"{k}={values[k]!r}" for _, k in named if k not in overrides]
+    mine = [f"{k}={overrides[k]!r}" for _, k in named if k in overrides]
+    if not preset: return message
+    return message + f" (preset {name!r} set {', '.join(preset)}" + (f"; you set {', '.join(mine)})" if mine else ")")
+
 # %% ../nbs/04c_config.ipynb #36f15519
 def config_preset(name: str, # a key of `PRESETS`: 'oneshot', 'm3po', 'luffy', 'bupo', 'cpu-demo'
                   **overrides, # any `OneShotConfig` field, applied over the preset
                  ) -> OneShotConfig:
-    "The `OneShotConfig` of a reference setting, with `overrides` applied (output_dir defaults to outputs/<name>); a generation size asked for replaces the preset's other way of saying it."
+    "The `OneShotConfig` of a reference setting, with `overrides` applied (output_dir defaults to outputs/<name>); a generation size asked for replaces the preset's other way of saying it; a clash names what came from the preset."
     if name not in PRESETS: raise OneShotError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
     bad = [k for k in overrides if k not in OneShotConfig.__dataclass_fields__]
     if bad: raise OneShotError(f"{bad[0]!r} is not an OneShotConfig field; check the spelling (see OneShotConfig)")
     values = {"output_dir": f"outputs/{name}", **PRESETS[name]()}
     for mine, implied in (("generation_batch_size", "steps_per_generation"), ("steps_per_generation", "generation_batch_size")):
         if overrides.get(mine) is not None and implied not in overrides: values.pop(implied, None) # the asked-for one wins over the preset's
-    return OneShotConfig(**{**values, **overrides})
+    try: return OneShotConfig(**{**values, **overrides})
+    except OneShotError as e: raise OneShotError(_with_origins(str(e), name, values, overrides)) from None
 
 # %% ../nbs/04c_config.ipynb #56476b45
 def method_defaults(algo: str | None, # the run's methods: 'grpo', 'm3po+luffy', ...

@@ -332,7 +332,7 @@ def loss_note(history: list[dict], # the run's logged steps
 def health_callback(on_event: Callable[[HealthEvent], None] | None = None, # called with each check that starts to hold
                     checks: list[HealthCheck] | None = None, # default: every registered check
                    ):
-    "A `TrainerCallback` running `HealthMonitor` over the run's logged steps; its `monitor` holds the events."
+    "A `TrainerCallback` running `HealthMonitor` over the run's steps (logged, or handed by `OneShotTrainer`); its `monitor` holds the events."
     from transformers import TrainerCallback
 
     class HealthWatch(TrainerCallback):
@@ -357,12 +357,17 @@ def health_callback(on_event: Callable[[HealthEvent], None] | None = None, # cal
             for entry in history_from_logs(state.log_history): # a resumed run's earlier steps, silently
                 self.monitor.update({**entry, **self._measures.get(entry["step"], {})})
 
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            if not state.is_world_process_zero or not logs or "reward" not in logs or "train_runtime" in logs: return
+        def _add(self, args, state, metrics: dict):
+            "Add one step (its metrics and its completions' measures), saying each check that starts to hold."
+            if not state.is_world_process_zero or not metrics or "reward" not in metrics or "train_runtime" in metrics: return
             self._new_records(args.output_dir)
             step = state.global_step
-            for event in self.monitor.update({"step": step, **logs, **self._measures.get(step, {})}):
+            for event in self.monitor.update({"step": step, **metrics, **self._measures.get(step, {})}):
                 if on_event is not None: on_event(event)
+
+        def on_log(self, args, state, control, logs=None, **kwargs): self._add(args, state, logs)
+
+        def on_step_metrics(self, args, state, control, metrics=None, **kwargs): self._add(args, state, metrics) # a step not logged
 
     return HealthWatch()
 

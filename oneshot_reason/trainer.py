@@ -21,6 +21,7 @@ from torch import nn
 from trl import GRPOConfig, GRPOTrainer
 from trl.trainer.utils import is_async_callable
 from transformers.integrations import TensorBoardCallback
+from transformers.trainer_callback import TrainerCallback
 from fastcore.basics import patch
 
 from .checkpoints import (CheckpointMixin, GracefulStop, TrainingInterrupted, _StopAtStepEnd, checkpoint_settings,
@@ -37,7 +38,7 @@ from .trl_compat import install_logprob_fallback
 install_logprob_fallback() # TRL's fused log-prob head, routed by device (see trl_compat)
 
 # %% auto #0
-__all__ = ['OneShotTrainer', 'logps_from_hidden']
+__all__ = ['new_metric_means', 'OneShotTrainer', 'logps_from_hidden']
 
 # %% ../nbs/05_trainer.ipynb #c3715845
 def _resolve_model(model, # a loaded model, or a name for `load_policy`
@@ -88,6 +89,33 @@ def _guard_reward(func, # a reward function (sync or async)
     guarded.__wrapped__ = func
     return guarded
 
+# %% ../nbs/05_trainer.ipynb #e587fd82
+def new_metric_means(metrics: dict, # TRL's `_metrics["train"]`: name -> the values gathered since the last log
+                     seen: dict, # name -> how many of those values were already read
+                    ) -> dict[str, float]:
+    "name -> the mean of the values gathered after the first `seen[name]` (names without new values left out)."
+    out = {}
+    for name, values in metrics.items():
+        new = list(values)[seen.get(name, 0):]
+        if new: out[name] = sum(float(v) for v in new) / len(new)
+    return out
+
+# %% ../nbs/05_trainer.ipynb #4532e93d
+class _StepMetrics(TrainerCallback):
+    "At the end of each step that is not logged, give the callbacks with an `on_step_metrics` method that step's own metrics."
+    def __init__(self, trainer): self.trainer, self.seen = trainer, {} # an `OneShotTrainer`
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.seen = {k: len(v) for k, v in self.trainer._metrics["train"].items()}
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if control.should_log: self.seen = {}; return # the log reads these metrics (and TRL clears them)
+        metrics = self.trainer._metrics["train"]
+        step = new_metric_means(metrics, self.seen)
+        self.seen = {k: len(v) for k, v in metrics.items()}
+        for cb in self.trainer.callback_handler.callbacks:
+            if hasattr(cb, "on_step_metrics"): cb.on_step_metrics(args, state, control, metrics=step)
+
 # %% ../nbs/05_trainer.ipynb #a897d0b2
 class OneShotTrainer(DynamicSamplingMixin, CheckpointMixin, GRPOTrainer):
     "TRL's `GRPOTrainer` with composable method hooks (M3PO, LUFFY, BuPO), completion logs, resume and Ctrl-C saves."
@@ -125,7 +153,7 @@ class OneShotTrainer(DynamicSamplingMixin, CheckpointMixin, GRPOTrainer):
                          "train_rows": len(train_dataset) if hasattr(train_dataset, "__len__") else None, **(run_info or {})}
         self._stop, self._stopped_early = None, False
         self._dynamic = DynamicSampling.for_trainer(self) if args.dynamic_sampling else None
-        self.add_callback(_StopAtStepEnd(self))
+        self.add_callback(_StopAtStepEnd(self)); self.add_callback(_StepMetrics(self))
         for m in self._hooks["setup"]: m.setup(self)
 
 # %% ../nbs/05_trainer.ipynb #45720698
