@@ -22,11 +22,13 @@ from trl.trainer.utils import selective_log_softmax
 from .core import OneShotError, world_size
 from .methods import TrainerMethod, register_method
 from .config import model_config, model_num_layers
+from dataclasses import dataclass, field
+from .config import register_preset
 
 # %% auto #0
 __all__ = ['SITES', 'PAPER_SITES', 'REFERENCE_LAYER', 'REFERENCE_DEPTH', 'BUPO_LAYERS', 'decoder_layers', 'final_norm',
            'internal_policy', 'internal_logits', 'internal_logprobs', 'internal_policy_schedule', 'generation_steps',
-           'internal_phase_end', 'entropy_flow', 'entropy_change', 'default_internal_layer', 'BupoMethod',
+           'internal_phase_end', 'entropy_flow', 'entropy_change', 'default_internal_layer', 'BupoFields', 'BupoMethod',
            'bupo_phases']
 
 # %% ../nbs/08_bupo.ipynb #cfb06b61
@@ -278,12 +280,26 @@ def default_internal_layer(num_layers: int, # decoder layers of the model
     k, depth = BUPO_LAYERS.get(model_type, (REFERENCE_LAYER, REFERENCE_DEPTH))
     return min(num_layers - 1, math.floor(k * num_layers / depth + 0.5))
 
+# %% ../nbs/08_bupo.ipynb #49d74a77
+@dataclass
+class BupoFields:
+    "BuPO's fields of `OneShotConfig`: the internal layer policy and its phase."
+    internal_layer: int | None = field(default=None, metadata={"help": "BuPO layer k whose logit lens "
+        "softmax(lm_head(h_k)/T) is trained in phase 1 (reference: 5 for Qwen3-4B); None lets BuPO choose."})
+    iterative_steps: int = field(default=30, metadata={"help": "BuPO phase-1 length, counted in optimizer steps "
+        "(trainer.state.global_step). BuPO's script counts rollout batches: 30 of 300, each batch 4 optimizer steps "
+        "(128 prompts, mini-batches of 32), so phase 1 is the first 10% of training there."})
+    internal_norm: bool = field(default=False, metadata={"help": "BuPO: apply the final norm before lm_head "
+        "(the reference code does not)."})
+
 # %% ../nbs/08_bupo.ipynb #6e1a7ee1
 @register_method("bupo")
 class BupoMethod(TrainerMethod):
     "BuPO: GRPO on the internal policy of decoder layer k for the first `iterative_steps` steps, then on the full model."
     phase_column: ClassVar[str] = "bupo_internal" # per-row flag: the batch was generated in phase 1
     settings = ("internal_layer", "iterative_steps", "internal_norm")
+    config_fields = BupoFields # its OneShotConfig fields (above)
+    demo_settings = {"iterative_steps": 5} # the offline demo: a third of its 15 steps on the internal layer, then the full model
 
     def __init__(self, args):
         super().__init__(args)
@@ -438,3 +454,11 @@ def bupo_phases(log_history: list[dict], # the trainer's `state.log_history`
         if out and out[-1]["phase"] == phase: out[-1]["last_step"] = step
         else: out.append({"phase": phase, "first_step": step, "last_step": step})
     return out
+
+# %% ../nbs/08_bupo.ipynb #15f3e2e5
+register_preset("bupo", lambda: dict(algo="bupo", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
+                         top_p=1.0, num_generations=8, per_device_train_batch_size=8, gradient_accumulation_steps=4,
+                         steps_per_generation=16, epsilon=0.2, epsilon_high=0.2, delta=10.0, loss_type="bnpo", scale_rewards="group",
+                         entropy_coef=0.0, max_grad_norm=1.0, weight_decay=0.01, max_completion_length=8192, max_steps=1200,
+                         save_steps=400, internal_layer=None, iterative_steps=120, internal_norm=False,
+                         chat_template_kwargs={"enable_thinking": False}, format="boxed", logging_steps=1), reward="boxed", method="bupo")

@@ -30,14 +30,14 @@ from .core import (OneShotError, append_jsonl, checkpoint_finished, checkpoint_s
 from .core import RUN_LOCK, chat_text, STAGING, SaveError, read_json, unwritable_error
 
 # %% auto #0
-__all__ = ['FORMAT_REWARDS', 'ALGO_PRESETS', 'MODEL_DEFAULTS', 'MODEL_METHOD_DEFAULTS', 'RUN_FILES', 'FILES_LIST', 'RUN_WRITES',
-           'MANIFEST_STEPS', 'TRAIN_TEXT_LIMIT', 'EVAL_BATCH_SIZE', 'KNOWN_LIBRARY_WARNINGS', 'TrainOptions',
-           'SettingError', 'apply_model_defaults', 'model_format', 'fill_method_defaults', 'check_options',
-           'load_options', 'holds_run', 'run_files', 'other_files', 'manifest_trainer_fields', 'run_manifest',
-           'manifest_differences', 'prepare_run_dir', 'clear_run', 'check_offline', 'Console', 'step_line',
-           'console_callback', 'summary_text', 'method_summaries', 'busy_cpu_warning', 'run_header', 'RunClock',
-           'run_train', 'eval_output_dir', 'report_output', 'metric_counts', 'run_eval', 'eval_text', 'run_generate',
-           'generate_text', 'build_parser', 'cli_words', 'silence_known_warnings', 'one_line_warnings', 'main']
+__all__ = ['FORMAT_REWARDS', 'MODEL_DEFAULTS', 'MODEL_METHOD_DEFAULTS', 'RUN_FILES', 'FILES_LIST', 'RUN_WRITES', 'MANIFEST_STEPS',
+           'TRAIN_TEXT_LIMIT', 'EVAL_BATCH_SIZE', 'KNOWN_LIBRARY_WARNINGS', 'TrainOptions', 'SettingError',
+           'apply_model_defaults', 'model_format', 'fill_method_defaults', 'check_options', 'load_options', 'holds_run',
+           'run_files', 'other_files', 'manifest_trainer_fields', 'run_manifest', 'manifest_differences',
+           'prepare_run_dir', 'clear_run', 'check_offline', 'Console', 'step_line', 'console_callback', 'summary_text',
+           'method_summaries', 'busy_cpu_warning', 'run_header', 'RunClock', 'run_train', 'eval_output_dir',
+           'report_output', 'metric_counts', 'run_eval', 'eval_text', 'run_generate', 'generate_text', 'build_parser',
+           'cli_words', 'silence_known_warnings', 'one_line_warnings', 'main']
 
 # %% ../nbs/11_cli.ipynb #e4d58175
 def _opt(default, help: str, factory=None):
@@ -272,7 +272,7 @@ def _eval_benchmark(opts: TrainOptions) -> str | None:
 
 # %% ../nbs/11_cli.ipynb #31434723
 FORMAT_REWARDS = {"xml": "oneshot", "hash": "hash", "think": "think", "boxed": "boxed", "h3po": "hash"} # reward stack per prompt format
-ALGO_PRESETS = {"grpo": "oneshot", "m3po": "m3po", "luffy": "luffy", "bupo": "bupo"} # trainer preset per first method
+from .methods import ALGO_PRESETS # trainer preset per first method: each method's own (`register_preset(..., method=)`)
 
 def _preset_name(opts: TrainOptions) -> str:
     "The trainer preset of a run: the one asked for, cpu-demo for the offline demo, else the first method's."

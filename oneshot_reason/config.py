@@ -1,4 +1,4 @@
-"""`OneShotConfig` (TRL's `GRPOConfig` plus each method's section), its checks, the presets of the reference projects, and how a step's batch is laid out.
+"""`OneShotConfig` (TRL's `GRPOConfig` plus the fields each method brings), its checks, the presets of the reference projects, and how a step's batch is laid out.
 
 Docs: https://oneshot-reason.github.io/oneshot_reason/config.html.md"""
 
@@ -7,10 +7,10 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/config.html.md"""
 # %% ../nbs/04c_config.ipynb #540bc669
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
+import typing
 import warnings
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -22,52 +22,45 @@ from transformers import AutoConfig
 
 from .core import OneShotError, compute_dtype, world_size
 from .data import FORMATS
-from .methods import get_method, parse_algo
+from .methods import (ALGO_PRESETS, builtin_methods, get_method, load_methods, on_register, parse_algo,
+                                    registered_methods)
 from .models import resolve_model_source
 
 # %% auto #0
-__all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'SETTING_RANGES', 'PRESETS', 'PRESET_REWARDS', 'PRESET_LORA', 'OneShotConfig',
+__all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'SETTING_RANGES', 'PRESETS', 'PRESET_REWARDS',
+           'PRESET_LORA', 'register_loss_type', 'loss_types', 'OneShotConfig', 'add_config_fields',
            'check_generation_batch', 'check_ranges', 'check_oneshot_config', 'as_oneshot_config', 'model_config',
            'model_num_layers', 'check_whole_groups', 'check_dynamic_sampling', 'check_run', 'run_notes',
-           'config_preset', 'preset_table_differences', 'batch_layout']
+           'register_preset', 'demo_settings', 'config_preset', 'method_defaults', 'preset_table_differences',
+           'batch_layout']
 
 # %% ../nbs/04c_config.ipynb #1d8c60a7
-LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo", "luffy") # TRL's, and LUFFY's (algo luffy only)
+LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo") # TRL's; a method adds its own (`register_loss_type`)
 SCALE_REWARDS = ("group", "batch", "none") # TRL's `scale_rewards` (True and False mean 'group' and 'none')
+METHOD_LOSS_TYPES: dict[str, tuple[str, Callable]] = {} # a method's own loss type -> (the method, its reduction)
+
+# %% ../nbs/04c_config.ipynb #4fbc0289
+def register_loss_type(name: str, # the `loss_type` value
+                       reduction: Callable, # (trainer, per_token_loss, mask, inputs, accumulation) -> the micro-batch's loss
+                       method: str, # the method that applies it: the loss type needs it on
+                      ) -> None:
+    "Make `loss_type=name` a reduction of `OneShotTrainer.aggregate_token_loss`, accepted when `method` is on (LUFFY's 'luffy')."
+    if name in LOSS_TYPES: raise OneShotError(f"loss_type {name!r} is TRL's; give {method}'s reduction another name")
+    METHOD_LOSS_TYPES[name] = (method.lower(), reduction)
+
+def loss_types() -> tuple[str, ...]:
+    "Every accepted `loss_type`: TRL's, then the methods'."
+    return LOSS_TYPES + tuple(METHOD_LOSS_TYPES)
 
 # %% ../nbs/04c_config.ipynb #f3fa3531
 @dataclass
 class OneShotConfig(GRPOConfig):
-    "TRL's `GRPOConfig` plus the switches and knobs of M3PO, LUFFY and BuPO, with CPU-aware defaults."
+    "TRL's `GRPOConfig` plus the method switch, dynamic sampling and outputs, with CPU-aware defaults; each method adds its own fields (`config_fields`)."
     # --- which method(s) ---
     algo: str = field(default="grpo", metadata={"help": "'grpo', 'm3po', 'luffy', 'bupo', or methods joined with "
         "'+' (e.g. 'm3po+luffy'). GRPO is the base every method extends."})
     format: str = field(default="xml", metadata={"help": "Completion layout: 'xml', 'hash', 'think' or "
         "'boxed', 'h3po' (see oneshot_reason.data.FORMATS); M3PO's thinking phase ends at its delimiter."})
-    # --- M3PO: cross-path collaboration during rollouts ---
-    cross_path_lambda: float = field(default=0.1, metadata={"help": "M3PO blend h = (1 - lambda) e + lambda c; "
-        "the paper's 0.1 (training collapses from 0.5)."})
-    cross_path_temperature: float = field(default=0.1, metadata={"help": "M3PO softmax temperature T of the "
-        "path similarities (paper: 0.1)."})
-    cross_path_mode: str = field(default="paper", metadata={"help": "M3PO's form: 'paper' blends the next input "
-        "embeddings of thinking paths (weights from their next-token distributions) and replays the blend in the "
-        "training log-probs; 'h3po' is H3PO's code: the final hidden state before lm_head is blended (weights from its "
-        "cosine) on every path at every step, and the training log-probs are plain."})
-    # --- LUFFY: off-policy guidance ---
-    off_policy_gamma: float = field(default=0.1, metadata={"help": "LUFFY policy shaping f(p) = p / (p + gamma) "
-        "on demonstration tokens."})
-    luffy_scale_rewards: bool = field(default=False, metadata={"help": "LUFFY: divide mixed-group advantages by "
-        "the group std. The released script does not. When luffy is on this sets scale_rewards ('group'/'none')."})
-    luffy_clip_on_policy: bool = field(default=False, metadata={"help": "LUFFY: clip the ratio of on-policy "
-        "tokens as PPO does. The released configuration does not."})
-    # --- BuPO: internal layer policies ---
-    internal_layer: int | None = field(default=None, metadata={"help": "BuPO layer k whose logit lens "
-        "softmax(lm_head(h_k)/T) is trained in phase 1 (reference: 5 for Qwen3-4B); None lets BuPO choose."})
-    iterative_steps: int = field(default=30, metadata={"help": "BuPO phase-1 length, counted in optimizer steps "
-        "(trainer.state.global_step). BuPO's script counts rollout batches: 30 of 300, each batch 4 optimizer steps "
-        "(128 prompts, mini-batches of 32), so phase 1 is the first 10% of training there."})
-    internal_norm: bool = field(default=False, metadata={"help": "BuPO: apply the final norm before lm_head "
-        "(the reference code does not)."})
     # --- DAPO: dynamic sampling ---
     dynamic_sampling: bool = field(default=False, metadata={"help": "DAPO's dynamic sampling: drop the groups whose "
         "rewards are all equal (advantage 0) and generate more prompts until the batch holds only groups with signal."})
@@ -98,6 +91,31 @@ class OneShotConfig(GRPOConfig):
     def methods(self) -> tuple[str, ...]:
         "The method names switched on by `algo` (empty for plain GRPO)."
         return parse_algo(self.algo)
+
+# %% ../nbs/04c_config.ipynb #d24d1c07
+FIELD_OWNERS: dict[str, str] = {} # an `OneShotConfig` field a method added -> that method
+
+def add_config_fields(method: type, # a `TrainerMethod` subclass; its `config_fields` is a dataclass, or None
+                     ) -> None:
+    "Add the method's `config_fields` to `OneShotConfig` (default, type and help kept), so they work as TRL's own fields do."
+    extra, cls = getattr(method, "config_fields", None), OneShotConfig
+    if extra is None: return
+    hints, have, own = typing.get_type_hints(extra), cls.__dataclass_fields__, cls.__dict__["__annotations__"]
+    for f in fields(extra):
+        if f.name in have and FIELD_OWNERS.get(f.name) != method.name:
+            whose = f"{FIELD_OWNERS[f.name]}'s" if f.name in FIELD_OWNERS else "an OneShotConfig"
+            raise OneShotError(f"{method.name} declares the field {f.name!r}, already {whose} field; rename it in {extra.__name__}")
+    for name, f in have.items():
+        if name in own: setattr(cls, name, f) # the Field objects, as before `dataclass` ran: defaults, factories and help survive
+    for f in fields(extra):
+        own[f.name], FIELD_OWNERS[f.name] = hints.get(f.name, f.type), method.name
+        setattr(cls, f.name, field(default=f.default, default_factory=f.default_factory, metadata=f.metadata))
+    for generated in ("__init__", "__repr__", "__eq__", "__match_args__"):
+        if generated in cls.__dict__: delattr(cls, generated)
+    dataclass(cls)
+
+# %% ../nbs/04c_config.ipynb #22873d2e
+on_register(add_config_fields) # every method registered, now or later, brings its fields
 
 # %% ../nbs/04c_config.ipynb #689fad80
 def check_generation_batch(args) -> None: # an `OneShotConfig` before TRL's `__post_init__`
@@ -160,11 +178,13 @@ def check_oneshot_config(args) -> None: # an `OneShotConfig` before TRL's `__pos
     check_generation_batch(args)
     if args.format not in FORMATS:
         raise OneShotError(f"unknown format {args.format!r}; choose one of {', '.join(FORMATS)}")
-    if args.loss_type not in LOSS_TYPES:
-        raise OneShotError(f"unknown loss_type {args.loss_type!r}; choose one of {', '.join(LOSS_TYPES)}")
-    if args.loss_type == "luffy" and "luffy" not in methods:
-        raise OneShotError("loss_type='luffy' is LUFFY's reduction, applied by its method; use algo='luffy' (or "
-                           "'m3po+luffy') or another loss_type")
+    if args.loss_type not in loss_types():
+        raise OneShotError(f"unknown loss_type {args.loss_type!r}; choose one of {', '.join(loss_types())}")
+    owner = METHOD_LOSS_TYPES.get(args.loss_type, (None,))[0]
+    if owner is not None and owner not in methods:
+        other = next((m for m in builtin_methods() if m != owner), None) # an example of a combination
+        raise OneShotError(f"loss_type={args.loss_type!r} is {owner.upper()}'s reduction, applied by its method; use "
+                           f"algo={owner!r}" + (f" (or '{other}+{owner}')" if other else "") + " or another loss_type")
     if args.scale_rewards not in (*SCALE_REWARDS, True, False):
         raise OneShotError(f"unknown scale_rewards {args.scale_rewards!r}; choose 'group', 'batch' or 'none'")
     for name in methods: get_method(name).check_config(args)
@@ -241,47 +261,44 @@ def run_notes(config: OneShotConfig, # the run's configuration
     return [line for name in parse_algo(config.algo) for line in get_method(name).notes(config, model)]
 
 # %% ../nbs/04c_config.ipynb #48783647
-def _optim_8bit() -> str:
-    return "adamw_8bit" if torch.cuda.is_available() and importlib.util.find_spec("bitsandbytes") else "adamw_torch"
+PRESETS: dict[str, Callable[[], dict]] = {} # preset -> its OneShotConfig settings; the tables in this notebook and the method notebooks say where each comes from
+PRESET_REWARDS: dict[str, str] = {} # preset -> its reward stack (`rewards.reward_preset`)
+PRESET_LORA: dict[str, int | dict] = {} # preset -> its LoRA adapters (`models.lora_config`); the others train all weights
+_PRESET_ORDER: dict[str, tuple] = {} # preset -> its place: GRPO's, then the methods' in reading order, then the offline demo
 
-PRESETS: dict[str, Callable[[], dict]] = { # the tables in this notebook and the method notebooks say where each value comes from
-    "oneshot": lambda: dict(learning_rate=5e-6, adam_beta1=0.9, adam_beta2=0.99, weight_decay=0.1, warmup_steps=0.1,
+def register_preset(name: str, # the preset's name: `config_preset(name)`, `--preset name`
+                    settings: Callable[[], dict], # its `OneShotConfig` settings (a function: some depend on the hardware)
+                    reward: str | None = None, # its reward stack, a name of `rewards.reward_preset`
+                    lora: int | dict | None = None, # its LoRA adapters (a rank or `LoraConfig` settings); None trains all weights
+                    method: str | None = None, # the method whose own preset it is: `algo=method` runs with it unless told
+                    last: bool = False, # listed after the methods' presets (the offline demo)
+                   ) -> None:
+    "Make `config_preset(name)` (and `--preset name`) build an `OneShotConfig` from `settings()`, with its reward stack and LoRA."
+    ranks = list(builtin_methods())
+    _PRESET_ORDER[name] = (2,) if last else (1, ranks.index(method) if method in ranks else len(ranks)) if method else (0,)
+    for table, value in ((PRESETS, settings), (PRESET_REWARDS, reward), (PRESET_LORA, lora)):
+        table.pop(name, None)
+        if value is not None: table[name] = value
+        ordered = sorted(table.items(), key=lambda kv: _PRESET_ORDER.get(kv[0], (3,)))
+        table.clear(); table.update(ordered)
+    if method is not None: ALGO_PRESETS[method.lower()] = name
+
+# %% ../nbs/04c_config.ipynb #ba6c78a5
+def demo_settings() -> dict:
+    "What the registered methods set in the offline demo (`TrainerMethod.demo_settings`)."
+    return {k: v for c in registered_methods() for k, v in getattr(c, "demo_settings", {}).items()}
+
+# %% ../nbs/04c_config.ipynb #db97b251
+register_preset("oneshot", lambda: dict(learning_rate=5e-6, adam_beta1=0.9, adam_beta2=0.99, weight_decay=0.1, warmup_steps=0.1,
                             lr_scheduler_type="cosine", logging_steps=1, bf16=False, per_device_train_batch_size=1,
                             gradient_accumulation_steps=4, generation_batch_size=16, num_generations=16,
                             max_completion_length=200, num_train_epochs=1, save_steps=100, max_grad_norm=0.1,
-                            format="xml"),
-    "m3po": lambda: dict(algo="m3po", cross_path_mode="h3po", num_generations=8, per_device_train_batch_size=2,
-                         gradient_accumulation_steps=4, num_train_epochs=1, beta=0.005, learning_rate=5e-6,
-                         optim="paged_adamw_8bit" if _optim_8bit() == "adamw_8bit" else "adamw_torch", adam_beta1=0.9,
-                         adam_beta2=0.99, weight_decay=0.1, max_grad_norm=0.1, lr_scheduler_type="cosine", warmup_steps=0.1,
-                         max_completion_length=1024, temperature=0.5, loss_type="bnpo", scale_rewards="group",
-                         cross_path_lambda=0.1, cross_path_temperature=0.1, format="h3po", logging_steps=1, save_steps=250),
-    "luffy": lambda: dict(algo="luffy", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
-                          entropy_coef=0.001, scale_rewards="none", luffy_scale_rewards=False,
-                          luffy_clip_on_policy=False, off_policy_gamma=0.1, loss_type="luffy", num_generations=8,
-                          per_device_train_batch_size=64, gradient_accumulation_steps=1, steps_per_generation=2,
-                          max_completion_length=8192, max_grad_norm=1.0, weight_decay=0.01, num_train_epochs=30, save_steps=100,
-                          format="think", logging_steps=1),
-    "bupo": lambda: dict(algo="bupo", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
-                         top_p=1.0, num_generations=8, per_device_train_batch_size=8, gradient_accumulation_steps=4,
-                         steps_per_generation=16, epsilon=0.2, epsilon_high=0.2, delta=10.0, loss_type="bnpo", scale_rewards="group",
-                         entropy_coef=0.0, max_grad_norm=1.0, weight_decay=0.01, max_completion_length=8192, max_steps=1200,
-                         save_steps=400, internal_layer=None, iterative_steps=120, internal_norm=False,
-                         chat_template_kwargs={"enable_thinking": False}, format="boxed", logging_steps=1),
-    "cpu-demo": lambda: dict(num_generations=8, per_device_train_batch_size=64, gradient_accumulation_steps=1,
+                            format="xml"), reward="oneshot")
+register_preset("cpu-demo", lambda: dict(num_generations=8, per_device_train_batch_size=64, gradient_accumulation_steps=1,
                              max_completion_length=64, max_steps=15, learning_rate=5e-5, lr_scheduler_type="constant",
                              warmup_steps=0, beta=0.0, temperature=1.0, logging_steps=5, save_steps=50,
-                             iterative_steps=5, # BuPO offline: a third of the steps on the internal layer, then the full model
                              use_cpu=True, bf16=False, gradient_checkpointing=False, dataloader_num_workers=0,
-                             format="xml"),
-}
-
-# %% ../nbs/04c_config.ipynb #79bc9570
-PRESET_REWARDS: dict[str, str] = {"oneshot": "oneshot", "m3po": "hash", "luffy": "think", "bupo": "boxed",
-                                  "cpu-demo": "oneshot-lenient"} # trainer preset -> reward preset
-
-# %% ../nbs/04c_config.ipynb #f05c3ef0
-PRESET_LORA: dict[str, int | dict] = {"m3po": {"r": 32, "lora_alpha": 64, "use_rslora": True}} # trainer preset -> LoRA (`lora_config`); the others train all weights
+                             format="xml", **demo_settings()), reward="oneshot-lenient", last=True)
 
 # %% ../nbs/04c_config.ipynb #b10faff3
 def _with_origins(message: str, # an `OneShotError`'s message
@@ -314,6 +331,14 @@ def config_preset(name: str, # a key of `PRESETS`: 'oneshot', 'm3po', 'luffy', '
         if overrides.get(mine) is not None and implied not in overrides: values.pop(implied, None) # the asked-for one wins over the preset's
     try: return OneShotConfig(**{**values, **overrides})
     except OneShotError as e: raise OneShotError(_with_origins(str(e), name, values, overrides)) from None
+
+# %% ../nbs/04c_config.ipynb #56476b45
+def method_defaults(algo: str | None, # the run's methods: 'grpo', 'm3po+luffy', ...
+                   ) -> tuple[str, str, str | None, int | dict | None]:
+    "(preset, format, reward preset, LoRA) of a run of `algo` left unset: its first method's own preset, else GRPO's 'oneshot'."
+    methods = parse_algo(algo)
+    name = ALGO_PRESETS.get(methods[0] if methods else "grpo", "oneshot")
+    return name, PRESETS[name]().get("format", "xml"), PRESET_REWARDS.get(name), PRESET_LORA.get(name)
 
 # %% ../nbs/04c_config.ipynb #504b59c4
 def _table_settings(markdown: str, # the markdown of a notebook's cells
@@ -362,3 +387,6 @@ def batch_layout(args) -> str: # an `OneShotConfig`
                  f"{'s' * (generated // args.num_generations != 1)} x {args.num_generations}) feeds {steps:g} optimizer "
                  f"steps, the later ones on completions of an older policy")
     return text
+
+# %% ../nbs/04c_config.ipynb #38c40749
+load_methods() # the built-in methods and installed plug-ins register their fields, presets and loss types

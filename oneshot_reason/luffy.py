@@ -18,11 +18,14 @@ from .core import OneShotError, chat_text
 from .health import reward_role
 from .config import PRESETS, check_whole_groups
 from .methods import TrainerMethod, register_method
+from dataclasses import dataclass, field
+from .config import register_loss_type, register_preset
 
 # %% auto #0
 __all__ = ['DEMONSTRATIONS_CHECKED', 'LUFFY_SUMMARY_KEYS', 'policy_shaping', 'policy_shaping_weight', 'mixed_group_advantages',
-           'luffy_token_loss', 'demonstration_text', 'demonstration_token_ids', 'demonstration_cut_report',
-           'mix_demonstrations', 'luffy_group_stats', 'LuffyMethod', 'luffy_summary']
+           'luffy_token_loss', 'luffy_reduction', 'demonstration_text', 'demonstration_token_ids',
+           'demonstration_cut_report', 'mix_demonstrations', 'luffy_group_stats', 'LuffyFields', 'LuffyMethod',
+           'luffy_summary']
 
 # %% ../nbs/07_luffy.ipynb #1a655224
 def policy_shaping(p: torch.Tensor, # the current policy's probability of each demonstration token
@@ -78,6 +81,19 @@ def luffy_token_loss(logps: torch.Tensor, # (B, T) log-probabilities of the comp
         on_loss = -torch.min(ratio * A, torch.clamp(ratio, 1 - clip[0], 1 + clip[1]) * A)
     off_loss = -A * policy_shaping(torch.exp(logps), gamma)
     return torch.where(off, off_loss, on_loss) * completion_mask.to(logps.dtype)
+
+# %% ../nbs/07_luffy.ipynb #f61457fd
+def luffy_reduction(trainer, # the `OneShotTrainer` (its `max_completion_length`)
+                    per_token_loss: torch.Tensor, # (B, T) loss of each token
+                    mask: torch.Tensor, # (B, T) 1 for the tokens that count
+                    inputs: dict, # the micro-batch (unused)
+                    accumulation: float, # micro-batches accumulated in this step
+                   ) -> torch.Tensor:
+    "LUFFY's reduction: the token losses of every row summed, divided by the completion budget (no division by the rows)."
+    return (per_token_loss * mask).sum() / trainer.max_completion_length / accumulation
+
+# %% ../nbs/07_luffy.ipynb #6e2b936f
+register_loss_type("luffy", luffy_reduction, method="luffy")
 
 # %% ../nbs/07_luffy.ipynb #4649c108
 def demonstration_text(value, # a demonstration: text, a chat message, a list of messages (the last one counts), or None
@@ -152,12 +168,24 @@ def luffy_group_stats(rewards: torch.Tensor, # (N,) total reward of each complet
     return {"on_policy_reward": mean(r[~off]), "off_policy_reward": mean(r[off]),
             "only_demo_rewarded": only[demo_groups].double().mean().item() if demo_groups.any() else None}
 
+# %% ../nbs/07_luffy.ipynb #b3c6de6f
+@dataclass
+class LuffyFields:
+    "LUFFY's fields of `OneShotConfig`: off-policy guidance."
+    off_policy_gamma: float = field(default=0.1, metadata={"help": "LUFFY policy shaping f(p) = p / (p + gamma) "
+        "on demonstration tokens."})
+    luffy_scale_rewards: bool = field(default=False, metadata={"help": "LUFFY: divide mixed-group advantages by "
+        "the group std. The released script does not. When luffy is on this sets scale_rewards ('group'/'none')."})
+    luffy_clip_on_policy: bool = field(default=False, metadata={"help": "LUFFY: clip the ratio of on-policy "
+        "tokens as PPO does. The released configuration does not."})
+
 # %% ../nbs/07_luffy.ipynb #30589f09
 @register_method("luffy")
 class LuffyMethod(TrainerMethod):
     "LUFFY: one demonstration per group, advantages over the mixed group, policy shaping on its tokens."
     demonstration_column: ClassVar[str] = "demonstration" # the training set's column of off-policy solutions
     settings = ("off_policy_gamma", "luffy_scale_rewards", "luffy_clip_on_policy")
+    config_fields = LuffyFields # its OneShotConfig fields (above)
 
 # %% ../nbs/07_luffy.ipynb #17390687
 @patch(cls_method=True)
@@ -306,3 +334,11 @@ def log_fields(self: LuffyMethod, trainer, batch: dict) -> dict[str, list]:
     "`off_policy` (true for demonstrations) on each completion record."
     off = batch.get("off_policy")
     return {"off_policy": [False] * batch["completion_ids"].size(0) if off is None else off.bool().tolist()}
+
+# %% ../nbs/07_luffy.ipynb #c6e7c50a
+register_preset("luffy", lambda: dict(algo="luffy", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
+                          entropy_coef=0.001, scale_rewards="none", luffy_scale_rewards=False,
+                          luffy_clip_on_policy=False, off_policy_gamma=0.1, loss_type="luffy", num_generations=8,
+                          per_device_train_batch_size=64, gradient_accumulation_steps=1, steps_per_generation=2,
+                          max_completion_length=8192, max_grad_norm=1.0, weight_decay=0.01, num_train_epochs=30, save_steps=100,
+                          format="think", logging_steps=1), reward="think", method="luffy")

@@ -21,10 +21,13 @@ from .data import get_format
 from .dynamic_sampling import fit_width
 from .methods import TrainerMethod, register_method
 from .config import check_whole_groups
+import importlib.util
+from dataclasses import dataclass, field
+from .config import register_preset
 
 # %% auto #0
 __all__ = ['RECORD_KEYS', 'path_records', 'blend_rows', 'completion_start', 'm3po_inputs_embeds', 'contains_delimiter',
-           'cross_path_metrics', 'cross_path_log_fields', 'M3POMethod']
+           'cross_path_metrics', 'cross_path_log_fields', 'M3POFields', 'M3POMethod']
 
 # %% ../nbs/06_m3po.ipynb #f3917aa3
 RECORD_KEYS = ("m3po_weights", "m3po_group_ids", "m3po_thinking", "m3po_path", "m3po_prompt_len")
@@ -157,12 +160,26 @@ def cross_path_log_fields(records: dict, # the per-row records of a logged batch
         fields["cross_path_weights"].append(None if o else [[round(x, digits) for x in row] for row in weights[i, :k].tolist()])
     return fields
 
+# %% ../nbs/06_m3po.ipynb #be371bb2
+@dataclass
+class M3POFields:
+    "M3PO's fields of `OneShotConfig`: cross-path collaboration during rollouts."
+    cross_path_lambda: float = field(default=0.1, metadata={"help": "M3PO blend h = (1 - lambda) e + lambda c; "
+        "the paper's 0.1 (training collapses from 0.5)."})
+    cross_path_temperature: float = field(default=0.1, metadata={"help": "M3PO softmax temperature T of the "
+        "path similarities (paper: 0.1)."})
+    cross_path_mode: str = field(default="paper", metadata={"help": "M3PO's form: 'paper' blends the next input "
+        "embeddings of thinking paths (weights from their next-token distributions) and replays the blend in the "
+        "training log-probs; 'h3po' is H3PO's code: the final hidden state before lm_head is blended (weights from its "
+        "cosine) on every path at every step, and the training log-probs are plain."})
+
 # %% ../nbs/06_m3po.ipynb #a20c8d2f
 @register_method("m3po")
 class M3POMethod(TrainerMethod):
     "M3PO: rollouts with cross-path blending, and the training log-probs replayed on the blend (paper) or plain (h3po)."
     delimiter_ids: list[list[int]] | None = None # token sequences that end the thinking phase (found in `setup`)
     settings = ("cross_path_lambda", "cross_path_temperature", "cross_path_mode")
+    config_fields = M3POFields # its OneShotConfig fields (above)
 
     @classmethod
     def check_config(cls, args) -> None:
@@ -285,3 +302,16 @@ def log_fields(self: M3POMethod, trainer, batch: dict) -> dict[str, list]:
     if "m3po_weights" not in batch: return {}
     n = batch["m3po_weights"].shape[0]
     return cross_path_log_fields(batch, trainer.num_generations, first_row=trainer.accelerator.process_index * n)
+
+# %% ../nbs/06_m3po.ipynb #630e2629
+def _h3po_optim() -> str:
+    "H3PO's paged 8-bit AdamW where bitsandbytes can run it (a CUDA GPU), else plain AdamW."
+    return "paged_adamw_8bit" if torch.cuda.is_available() and importlib.util.find_spec("bitsandbytes") else "adamw_torch"
+
+# %% ../nbs/06_m3po.ipynb #fab21d9e
+register_preset("m3po", lambda: dict(algo="m3po", cross_path_mode="h3po", num_generations=8, per_device_train_batch_size=2,
+                         gradient_accumulation_steps=4, num_train_epochs=1, beta=0.005, learning_rate=5e-6,
+                         optim=_h3po_optim(), adam_beta1=0.9,
+                         adam_beta2=0.99, weight_decay=0.1, max_grad_norm=0.1, lr_scheduler_type="cosine", warmup_steps=0.1,
+                         max_completion_length=1024, temperature=0.5, loss_type="bnpo", scale_rewards="group",
+                         cross_path_lambda=0.1, cross_path_temperature=0.1, format="h3po", logging_steps=1, save_steps=250), reward="hash", lora={"r": 32, "lora_alpha": 64, "use_rslora": True}, method="m3po")

@@ -7,15 +7,22 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/methods.html.md"""
 # %% ../nbs/04b_methods.ipynb #61920d59
 from __future__ import annotations
 
+import functools
 import importlib
-from typing import TYPE_CHECKING, ClassVar
+import importlib.util
+import re
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 from fastcore.basics import patch
 
 if TYPE_CHECKING: import torch # in the hooks' annotations only
 
 # %% auto #0
-__all__ = ['BUILTIN_METHODS', 'TrainerMethod', 'register_method', 'known_methods', 'parse_algo', 'get_method', 'method_hooks']
+__all__ = ['METHOD_ENTRY_POINTS', 'ALGO_PRESETS', 'TrainerMethod', 'register_method', 'on_register', 'builtin_methods',
+           'plugin_methods', 'known_methods', 'parse_algo', 'get_method', 'load_methods', 'registered_methods',
+           'method_hooks']
 
 # %% ../nbs/04b_methods.ipynb #a126919f
 def _error(message: str) -> Exception:
@@ -31,6 +38,8 @@ class TrainerMethod:
                                         "postprocess_batch", "compute_loss", "log_fields")
     exclusive_hooks: ClassVar[tuple[str, ...]] = ("rollout", "model_inputs", "per_token_logps", "compute_loss") # one method each
     settings: ClassVar[tuple[str, ...]] = () # this method's config fields that a resumed run must share
+    config_fields: ClassVar[type | None] = None # a dataclass of this method's own `OneShotConfig` fields, added when it registers
+    demo_settings: ClassVar[dict] = {} # what the offline demo's preset (`cpu-demo`) sets for this method's fields
 
     def __init__(self, args): self.args = args # the trainer's config (an `OneShotConfig`)
 
@@ -105,24 +114,54 @@ def log_fields(self: TrainerMethod, trainer, batch: dict) -> dict[str, list]:
     return {}
 
 # %% ../nbs/04b_methods.ipynb #b7b48397
-BUILTIN_METHODS = ("m3po", "luffy", "bupo") # imported from `oneshot_reason.<name>` on demand
 _METHODS: dict[str, type[TrainerMethod]] = {}
+_ON_REGISTER: list[Callable] = [] # called with each class registered (the config adds its `config_fields` to `OneShotConfig`)
 
 def register_method(name: str, # the name used in `algo`, lower case
                     cls: type[TrainerMethod] | None = None, # the method class; omit to use as a decorator
                    ):
-    "Make `cls` available as `algo=name` (usable as `@register_method('name')`)."
+    "Make `cls` available as `algo=name` (usable as `@register_method('name')`); its `config_fields` join `OneShotConfig`."
     def deco(c):
         if not (isinstance(c, type) and issubclass(c, TrainerMethod)):
             raise _error(f"register_method({name!r}) needs a TrainerMethod subclass, got {c!r}")
-        c.name = name.lower(); _METHODS[name.lower()] = c
+        c.name = name.lower()
+        for callback in _ON_REGISTER: callback(c)
+        _METHODS[name.lower()] = c
         return c
     return deco(cls) if cls is not None else deco
 
+# %% ../nbs/04b_methods.ipynb #68006384
+def on_register(callback: Callable, # called with a `TrainerMethod` subclass
+               ) -> None:
+    "Call `callback(cls)` for every method registered so far and for every one registered later."
+    _ON_REGISTER.append(callback)
+    for c in list(_METHODS.values()): callback(c)
+
+# %% ../nbs/04b_methods.ipynb #37c72c28
+METHOD_ENTRY_POINTS = "oneshot_reason.methods" # the entry-point group under which other packages declare their methods
+
+@functools.cache
+def builtin_methods() -> dict[str, str]:
+    "name -> module of each method this package registers, in the notebooks' reading order, read from the modules' source (none imported)."
+    package, found = Path(importlib.util.find_spec("oneshot_reason").origin).parent, []
+    for path in package.glob("*.py"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        source = re.search(r"File to edit: (\S+)", text[:1000])
+        for name in re.findall(r"^@register_method\(\s*[\"'](\w+)[\"']", text, flags=re.M):
+            found.append((source.group(1) if source else path.name, name.lower(), f"oneshot_reason.{path.stem}"))
+    return {name: module for _, name, module in sorted(found)}
+
+# %% ../nbs/04b_methods.ipynb #05c27a13
+@functools.cache
+def plugin_methods() -> dict:
+    "name -> entry point of each method other installed packages declare (group `oneshot_reason.methods`); none imported."
+    from importlib.metadata import entry_points
+    return {ep.name.lower(): ep for ep in entry_points(group=METHOD_ENTRY_POINTS)}
+
 # %% ../nbs/04b_methods.ipynb #7a218432
 def known_methods() -> list[str]:
-    "Every method name `algo` accepts besides 'grpo'."
-    return sorted(set(BUILTIN_METHODS) | set(_METHODS))
+    "Every method name `algo` accepts besides 'grpo': this package's, the installed plug-ins' and the registered ones (none imported)."
+    return sorted(set(builtin_methods()) | set(plugin_methods()) | set(_METHODS))
 
 # %% ../nbs/04b_methods.ipynb #2df5cb0b
 def parse_algo(algo: str | list[str] | tuple[str, ...] | None, # 'grpo', 'm3po', 'm3po+luffy', or a list of names
@@ -143,12 +182,30 @@ def parse_algo(algo: str | list[str] | tuple[str, ...] | None, # 'grpo', 'm3po',
 
 # %% ../nbs/04b_methods.ipynb #0e75b244
 def get_method(name: str) -> type[TrainerMethod]:
-    "The class registered as `name`, importing `oneshot_reason.<name>` first for a built-in method."
+    "The class registered as `name`, importing its module first for a method of this package or of an installed plug-in."
     name = name.lower()
-    if name not in _METHODS and name in BUILTIN_METHODS: importlib.import_module(f"oneshot_reason.{name}")
+    if name not in _METHODS and name in builtin_methods(): importlib.import_module(builtin_methods()[name])
+    if name not in _METHODS and name in plugin_methods(): plugin_methods()[name].load()
     if name not in _METHODS:
         raise _error(f"no method registered as {name!r}; import the module that calls register_method({name!r})")
     return _METHODS[name]
+
+# %% ../nbs/04b_methods.ipynb #0c8c1e7a
+ALGO_PRESETS: dict[str, str] = {"grpo": "oneshot"} # algo -> the trainer preset it runs with unless told; each method's own added by its `register_preset(..., method=)`
+
+def load_methods() -> list[str]:
+    "Import the module of every method of this package and of every installed plug-in (a plug-in that fails is warned about); their names."
+    for name, module in builtin_methods().items():
+        if name not in _METHODS: importlib.import_module(module)
+    for name, ep in plugin_methods().items():
+        if name in _METHODS: continue
+        try: ep.load()
+        except Exception as e: warnings.warn(f"the method plug-in {name!r} ({ep.value}) did not load ({e}); algo={name!r} will not work")
+    return known_methods()
+
+def registered_methods() -> list[type[TrainerMethod]]:
+    "The method classes registered so far, in the order they registered."
+    return list(_METHODS.values())
 
 # %% ../nbs/04b_methods.ipynb #aaa92358
 def method_hooks(methods: list[TrainerMethod], # the run's methods, in `algo` order

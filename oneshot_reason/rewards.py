@@ -25,7 +25,8 @@ from .grading import _SymbolicTimeout, _WORKER, _too_hard, _verify_cached, numer
 __all__ = ['SYMBOLIC_REWARD_TIMEOUT', 'THINK_TAIL_CHARS', 'REWARD_PRESETS', 'oneshot_correctness', 'oneshot_numeric',
            'oneshot_xml', 'oneshot_lenient_correctness', 'oneshot_lenient_numeric', 'tags_correctness', 'tags_format',
            'hash_correctness', 'willccbb_correctness', 'willccbb_int', 'willccbb_strict_format', 'willccbb_soft_format',
-           'willccbb_xmlcount', 'think_accuracy', 'boxed_accuracy', 'RewardStack', 'reward_preset']
+           'willccbb_xmlcount', 'think_accuracy', 'boxed_accuracy', 'RewardStack', 'reward_preset',
+           'register_reward_preset']
 
 # %% ../nbs/02_rewards.ipynb #529246a2
 def _references(answer: Any, kwargs: dict, completions: Sequence, name: str) -> list[str | None]:
@@ -438,3 +439,16 @@ def reward_preset(name: str, # one of `REWARD_PRESETS`
         raise OneShotError(f"unknown reward preset {name!r}; choose one of: {', '.join(REWARD_PRESETS)}")
     funcs, weights = _PRESETS[name]
     return RewardStack(list(funcs), list(weights), name)
+
+# %% ../nbs/02_rewards.ipynb #96431f25
+def register_reward_preset(name: str, # the stack's name: `reward_preset(name)`, `--reward-preset name`
+                           funcs: list[Callable], # TRL reward functions
+                           weights: list[float] | None = None, # one weight each (default 1.0)
+                          ) -> RewardStack:
+    "Make `reward_preset(name)` return a stack of `funcs` (a method's own stack, registered from its notebook); the stack."
+    global REWARD_PRESETS
+    weights = [1.0] * len(funcs) if weights is None else [float(w) for w in weights]
+    stack = RewardStack(list(funcs), weights, name) # checked now, not when a run starts
+    _PRESETS[name] = (list(funcs), weights)
+    REWARD_PRESETS = tuple(_PRESETS)
+    return stack

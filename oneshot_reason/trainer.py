@@ -26,7 +26,7 @@ from fastcore.basics import patch
 
 from .checkpoints import (CheckpointMixin, GracefulStop, TrainingInterrupted, _StopAtStepEnd, checkpoint_settings,
                                         run_settings, settings_differences, truncate_jsonl_steps)
-from .config import OneShotConfig, as_oneshot_config, check_run, config_preset # the config names re-exported beside the trainer
+from .config import METHOD_LOSS_TYPES, OneShotConfig, as_oneshot_config, check_run, config_preset # the config names re-exported beside the trainer
 from .core import (OneShotError, RunLock, append_jsonl, as_number, chat_text, checkpoint_finished, checkpoint_step,
                                  last_complete_checkpoint, save_errors)
 from .dynamic_sampling import DynamicSampling, DynamicSamplingMixin, take_rows
@@ -342,7 +342,7 @@ def aggregate_token_loss(self: OneShotTrainer,
     if lt in ("grpo", "sapo"): return (masked.sum(-1) / mask.sum(-1).clamp(min=1.0)).mean() / accumulation
     if lt == "bnpo": return masked.sum() / mask.sum().clamp(min=1.0) / accumulation
     if lt == "dr_grpo": return masked.sum() / (per_token_loss.size(0) * self.max_completion_length) / accumulation
-    if lt == "luffy": return masked.sum() / self.max_completion_length / accumulation # no division by the rows
+    if lt in METHOD_LOSS_TYPES: return METHOD_LOSS_TYPES[lt][1](self, per_token_loss, mask, inputs, accumulation) # a method's (LUFFY's)
     if lt == "luspo": return masked.sum(-1).mean() / accumulation
     normalizer = inputs["num_items_in_batch"].clamp(min=1.0) / self.accelerator.num_processes # dapo, cispo, vespo
     if mode == "train": normalizer = normalizer * self.current_gradient_accumulation_steps / self.args.steps_per_generation
