@@ -1217,7 +1217,7 @@ def _write_checkpoint(self: OneShotTrainer, model, trial):
 
 # %% ../nbs/05_trainer.ipynb #52f76f7a
 import functools
-from .core import RunLock, folder_bytes, free_bytes, save_errors, saving_folder, size_text
+from .runfiles import RunLock, folder_bytes, free_bytes, save_errors, saving_folder, size_text
 
 @patch
 def _get_output_dir(self: OneShotTrainer, trial) -> str:
@@ -1376,7 +1376,7 @@ def log(self: OneShotTrainer, logs: dict, start_time: float | None = None):
 
 # %% ../nbs/05_trainer.ipynb #ce44b6ed
 def _holding_output_dir(train):
-    "`train` holding the output folder's lock while it runs (`core.RunLock`), with a write that finds no space told in one line."
+    "`train` holding the output folder's lock while it runs (`runfiles.RunLock`), with a write that finds no space told in one line."
     @functools.wraps(train)
     def locked(self, *args, **kwargs):
         with save_errors(self.args.output_dir), RunLock(self.args.output_dir): return train(self, *args, **kwargs)
