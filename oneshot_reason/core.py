@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 import warnings
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-import numpy as np
-import torch
+import numpy as np # torch is imported where it is used: reading options and run folders needs none of it
+if TYPE_CHECKING: import torch
 
 # %% auto #0
-__all__ = ['HALF_DTYPES', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype', 'compute_dtype', 'chat_text',
+__all__ = ['OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype', 'compute_dtype', 'chat_text',
            'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl', 'setting_value', 'read_json',
            'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem', 'last_complete_checkpoint',
            'is_main_process', 'world_size']
@@ -33,6 +34,7 @@ def set_seed(seed: int, # the seed for Python, NumPy and torch
     "Seed every random number generator the package uses."
     random.seed(seed)
     np.random.seed(seed % 2**32)
+    import torch
     torch.manual_seed(seed)
     if torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)
 
@@ -40,6 +42,7 @@ def set_seed(seed: int, # the seed for Python, NumPy and torch
 def get_device(prefer: str | None = None, # 'cpu', 'cuda', 'cuda:N', 'mps'; None picks the best available
               ) -> torch.device:
     "The device to run on: `prefer`, else `$ONESHOT_DEVICE`, else CUDA, MPS or CPU."
+    import torch
     prefer = prefer or os.environ.get("ONESHOT_DEVICE")
     if prefer:
         if prefer.startswith("cuda") and not torch.cuda.is_available():
@@ -52,29 +55,38 @@ def get_device(prefer: str | None = None, # 'cpu', 'cuda', 'cuda:N', 'mps'; None
 # %% ../nbs/00_core.ipynb #ee26186b
 def cpu_has_bf16() -> bool:
     "Whether this CPU computes in bfloat16 natively (x86 AVX512-BF16 or AMX), as torch detects it."
+    import torch
     probes = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
     try: return any(probe() for probe in probes if probe is not None)
     except Exception: return False # a torch build without working probes: assume not
 
 # %% ../nbs/00_core.ipynb #d105b4e4
-HALF_DTYPES = (torch.bfloat16, torch.float16) # 16-bit storage: what a checkpoint's config says when it was saved in half precision
+def __getattr__(name: str):
+    "`HALF_DTYPES`, torch's 16-bit dtypes (what a checkpoint's config says when it was saved in half precision), made when asked for: importing `core` imports no torch."
+    if name == "HALF_DTYPES":
+        import torch
+        return (torch.bfloat16, torch.float16)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 def default_dtype(device: torch.device | str | None = None, # where the model will live
                   stored: torch.dtype | None = None, # the dtype the checkpoint is stored in (its config's `dtype`), if known
                   full_training: bool = False, # every weight will be trained (no LoRA)
                  ) -> torch.dtype:
     "The weights' dtype: float32 wherever all weights train; else bfloat16 on a GPU that has it (float16 without), bfloat16 on a CPU that has it for a 16-bit checkpoint, float32 otherwise."
+    import torch
     device = torch.device(device) if device is not None else get_device()
     if full_training: return torch.float32 # float32 master weights; the GPU computes in bfloat16 (`compute_dtype`)
     if device.type == "cuda": return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    if device.type == "cpu" and stored in HALF_DTYPES and cpu_has_bf16(): return torch.bfloat16
+    if device.type == "cpu" and stored in (torch.bfloat16, torch.float16) and cpu_has_bf16(): return torch.bfloat16
     return torch.float32
 
 # %% ../nbs/00_core.ipynb #24e9fc68
 def compute_dtype(device: torch.device | str | None = None, # where the model will live
-                  weights: torch.dtype = torch.float32, # the weights' dtype (`default_dtype`, or what the user forced)
+                  weights: torch.dtype | None = None, # the weights' dtype (`default_dtype`, or what the user forced); None: float32
                  ) -> torch.dtype:
     "The dtype the forward and backward passes compute in: bfloat16 on a GPU that has it (autocast over float32 weights), else the weights' own."
+    import torch
+    if weights is None: weights = torch.float32
     device = torch.device(device) if device is not None else get_device()
     if device.type == "cuda" and weights == torch.float32 and torch.cuda.is_bf16_supported(): return torch.bfloat16
     return weights
@@ -111,7 +123,8 @@ def local_data_dir() -> Path | None:
 # %% ../nbs/00_core.ipynb #9b2b86a7
 def _json_default(o: Any):
     if isinstance(o, (np.integer, np.floating)): return o.item()
-    if isinstance(o, (np.ndarray, torch.Tensor)): return o.tolist()
+    torch = sys.modules.get("torch") # a tensor exists only where torch was imported
+    if isinstance(o, np.ndarray) or (torch is not None and isinstance(o, torch.Tensor)): return o.tolist()
     if isinstance(o, Path): return str(o)
     raise TypeError(f"cannot write {type(o).__name__} to JSON")
 
@@ -266,7 +279,8 @@ def last_complete_checkpoint(output_dir: str | Path, # a run's output folder
 # %% ../nbs/00_core.ipynb #d41f8e97
 def is_main_process() -> bool:
     "True unless this is a non-zero rank of a distributed launch."
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
+    torch = sys.modules.get("torch") # a process group exists only where torch was imported
+    if torch is not None and torch.distributed.is_available() and torch.distributed.is_initialized():
         return torch.distributed.get_rank() == 0
     return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0
 

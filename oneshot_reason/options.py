@@ -163,39 +163,47 @@ def _check_values(opts) -> None:
     if not isinstance(getattr(opts, "trainer", {}), dict): raise _refuse(opts, "trainer", opts.trainer, "expected a mapping of OneShotConfig fields")
 
 # %% ../nbs/11d_options.ipynb #8e2b6ecf
+def _choice_names(key: str) -> list[str]:
+    "The accepted values of one option that names something, importing only the registry that holds them (formats and datasets: no torch)."
+    if key == "format": from oneshot_reason.data import FORMATS; return list(FORMATS)
+    if key == "dataset": from oneshot_reason.data import BENCHMARKS; return ["synthetic", "gsm8k", *[b for b in BENCHMARKS if b != "gsm8k"]]
+    if key == "reward_preset": from oneshot_reason.rewards import REWARD_PRESETS; return list(REWARD_PRESETS)
+    if key == "preset": from oneshot_reason.trainer import PRESETS; return list(PRESETS)
+    if key == "methods": from oneshot_reason.trainer import known_methods; return known_methods()
+    raise KeyError(key)
+
 def _choices() -> dict[str, list[str]]:
-    "The accepted values of the options that name something, from the package's registries."
-    from oneshot_reason.data import BENCHMARKS, FORMATS
-    from oneshot_reason.rewards import REWARD_PRESETS
-    from oneshot_reason.trainer import PRESETS, known_methods
-    return {"format": list(FORMATS), "reward_preset": list(REWARD_PRESETS), "preset": list(PRESETS),
-            "methods": known_methods(), "dataset": ["synthetic", "gsm8k", *[b for b in BENCHMARKS if b != "gsm8k"]],
+    "The accepted values of the options that name something, from the package's registries (all of them: for the help)."
+    from oneshot_reason.trainer import PRESETS
+    return {**{k: _choice_names(k) for k in ("format", "reward_preset", "preset", "methods", "dataset")},
             "demo_steps": PRESETS["cpu-demo"]().get("max_steps")}
 
 # %% ../nbs/11d_options.ipynb #9ff3eccc
 def _check_choices(opts: TrainOptions) -> None:
-    "Refuse names that no registry knows (with the nearest known name)."
-    from oneshot_reason.models import DTYPE_NAMES
-    from oneshot_reason.trainer import parse_algo
-    choices = _choices()
-    if str(opts.dtype).lower() not in DTYPE_NAMES:
-        raise _refuse(opts, "dtype", opts.dtype, "unknown dtype; choose auto, float32, bfloat16 or float16" + _did_you_mean(opts.dtype, DTYPE_NAMES))
+    "Refuse names that no registry knows (with the nearest known name); only the registries of the options given are imported."
+    if str(opts.dtype).lower() != "auto":
+        from oneshot_reason.models import DTYPE_NAMES
+        if str(opts.dtype).lower() not in DTYPE_NAMES:
+            raise _refuse(opts, "dtype", opts.dtype, "unknown dtype; choose auto, float32, bfloat16 or float16" + _did_you_mean(opts.dtype, DTYPE_NAMES))
     for key in ("format", "reward_preset", "preset", "dataset"):
         value = getattr(opts, key)
         if value is None: continue
         if key == "dataset": value = opts.dataset = value.lower()
-        if value not in choices[key]:
-            raise _refuse(opts, key, value, f"unknown {key.replace('_', ' ')}; choose one of {', '.join(choices[key])}"
-                          + _did_you_mean(value, choices[key]))
-    from oneshot_reason.crosspath import CROSS_PATH_MODES
-    if opts.cross_path_mode is not None and opts.cross_path_mode not in CROSS_PATH_MODES:
-        raise _refuse(opts, "cross_path_mode", opts.cross_path_mode, "choose paper (the paper's blend of the next inputs) or h3po "
-                      "(H3PO's code: the hidden state before lm_head)" + _did_you_mean(opts.cross_path_mode, CROSS_PATH_MODES))
+        if value not in (names := _choice_names(key)):
+            raise _refuse(opts, key, value, f"unknown {key.replace('_', ' ')}; choose one of {', '.join(names)}" + _did_you_mean(value, names))
+    if opts.cross_path_mode is not None:
+        from oneshot_reason.crosspath import CROSS_PATH_MODES
+        if opts.cross_path_mode not in CROSS_PATH_MODES:
+            raise _refuse(opts, "cross_path_mode", opts.cross_path_mode, "choose paper (the paper's blend of the next inputs) or h3po "
+                          "(H3PO's code: the hidden state before lm_head)" + _did_you_mean(opts.cross_path_mode, CROSS_PATH_MODES))
+    if opts.algo == "grpo": return # the default: no registry to ask
+    from oneshot_reason.trainer import parse_algo
     try: opts.algo = "+".join(parse_algo(opts.algo)) or "grpo"
     except OneShotError as e:
-        names = ["grpo", *choices["methods"]]
+        methods = _choice_names("methods")
+        names = ["grpo", *methods]
         bad = next((p for p in str(opts.algo).lower().split("+") if p.strip() not in names), "")
-        what = f"unknown algorithm {bad.strip()!r}; choose grpo or {', '.join(choices['methods'])}, joined with '+' to combine them" if bad.strip() else re.sub(r"^algo=\S+ ", "", str(e))
+        what = f"unknown algorithm {bad.strip()!r}; choose grpo or {', '.join(methods)}, joined with '+' to combine them" if bad.strip() else re.sub(r"^algo=\S+ ", "", str(e))
         raise _refuse(opts, "algo", opts.algo, what + _did_you_mean(bad.strip(), names)) from None
 
 # %% ../nbs/11d_options.ipynb #9f6de8f7
@@ -207,6 +215,7 @@ _TRAINER_RANGES = {"max_steps": (1, "a whole number >= 1 (steps; for epochs leav
 
 def _check_trainer_fields(opts: TrainOptions) -> None:
     "The `trainer:` mapping: known OneShotConfig fields (else the nearest name), values of their types and ranges."
+    if not opts.trainer: return # nothing to check: the trainer is not imported
     from oneshot_reason.trainer import OneShotConfig
     known = {f.name: f for f in fields(OneShotConfig)}
     for key, value in list(opts.trainer.items()):
