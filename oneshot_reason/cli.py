@@ -84,6 +84,7 @@ _WARNING_LOGGERS = ("transformers.tokenization_utils_tokenizers",) # the loggers
 
 def _not_known(record) -> bool: return not record.getMessage().startswith(KNOWN_LIBRARY_WARNINGS)
 
+# %% ../nbs/11_cli.ipynb #a9e7bfd1
 def silence_known_warnings() -> None:
     "Drop the library warnings of `KNOWN_LIBRARY_WARNINGS` (once installed, repeated calls change nothing)."
     import logging
@@ -138,6 +139,7 @@ def _warning_line(message, # the warning (its text)
     if Path(filename).resolve().is_relative_to(own) or library == own.name: library = None
     return f"oneshot-reason: warning: {' '.join(str(message).split())}" + (f" ({library})" if library else "") + "\n"
 
+# %% ../nbs/11_cli.ipynb #b6eef7c9
 @contextlib.contextmanager
 def one_line_warnings():
     "Inside, every warning prints as `_warning_line` on stderr (Python's filters still decide which ones show)."

@@ -101,11 +101,13 @@ def _watch_health(trainer, console: Console):
     trainer.add_callback(watch)
     return watch
 
+# %% ../nbs/11b_console.ipynb #ef7eae42
 def _health_report(watch, config) -> dict:
     "What summary.json keeps of the run's health: the events and the notes (the loss near 0)."
     from oneshot_reason.health import health_summary
     return health_summary(watch.monitor.events, watch.monitor.history, config.num_iterations)
 
+# %% ../nbs/11b_console.ipynb #dd4d5fd6
 def _health_lines(health: dict | None) -> list[str]:
     "The closing summary's health lines (none for a summary without them)."
     from oneshot_reason.health import health_lines
@@ -137,6 +139,7 @@ def _next_eval(summary: dict, final: str) -> str:
     fmt = summary.get("format") or default
     return f"  oneshot-reason eval --model {final} --benchmark {shlex.quote(str(bench))}" + (f" --format {fmt}" if fmt != default else "")
 
+# %% ../nbs/11b_console.ipynb #8439b3a3
 def summary_text(summary: dict, # what `run_train` returns
                 ) -> str:
     "The closing summary of a run in words: accuracy before and after with counts, time, folder, next commands."
@@ -165,6 +168,7 @@ def _cuda() -> bool:
     import torch
     return torch.cuda.is_available()
 
+# %% ../nbs/11b_console.ipynb #0d45c9ae
 def busy_cpu_warning(on_cpu: bool, # the run trains on the CPU
                      load: float | None = None, # the 1-minute load average (default: `os.getloadavg`)
                      cores: int | None = None, # CPU cores (default: `os.cpu_count`)
@@ -186,6 +190,7 @@ def _header_value(opts, name: str):
     "A filled setting's value as the header shows it."
     return opts.trainer[name.removeprefix("trainer.")] if name.startswith("trainer.") else getattr(opts, name)
 
+# %% ../nbs/11b_console.ipynb #446a7cd5
 def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_method_defaults`)
                config, # its `OneShotConfig`
                dtype: str | None = None, # the run's precision ('float32 weights, bfloat16 compute'); None: not said

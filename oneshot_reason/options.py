@@ -30,6 +30,7 @@ def _opt(default, help: str, factory=None, least=None, accepted: str | None = No
     if factory is not None: return field(default_factory=factory, metadata=meta)
     return field(default=default, metadata=meta)
 
+# %% ../nbs/11d_options.ipynb #5abae82a
 DTYPE_HELP = ("precision of the weights: auto, float32, bfloat16 or float16 (auto: float32 when every weight trains, computed "
               "in bfloat16 on a GPU; with LoRA or for inference, bfloat16 for a 16-bit checkpoint such as smollm2-135m on a GPU "
               "or a CPU with native bfloat16; else float32)")
@@ -73,6 +74,7 @@ class TrainOptions:
 class SettingError(OneShotError):
     "A refused setting, already named in the words of the interface the user is in."
 
+# %% ../nbs/11d_options.ipynb #7c9afdad
 def _flag(key: str) -> str: return "--" + key.replace("_", "-")
 
 # %% ../nbs/11d_options.ipynb #3e479d50
@@ -148,6 +150,7 @@ def _least(f) -> tuple[Any, str | None]:
     if least is None: return None, None
     return least, f.metadata.get("accepted") or f"{'a whole number' if _kind(f.type) == 'int' else 'a number'} >= {least}"
 
+# %% ../nbs/11d_options.ipynb #5f0d7c1c
 def _check_values(opts) -> None:
     "Convert each option of `opts` (a `TrainOptions`, `EvalOptions` or `GenerateOptions`) to its field's type and check its range; one line naming the setting on the first bad one."
     for f in fields(opts):
@@ -172,6 +175,7 @@ def _choice_names(key: str) -> list[str]:
     if key == "methods": from oneshot_reason.trainer import known_methods; return known_methods()
     raise KeyError(key)
 
+# %% ../nbs/11d_options.ipynb #4b41aa66
 def _choices() -> dict[str, list[str]]:
     "The accepted values of the options that name something, from the package's registries (all of them: for the help)."
     from oneshot_reason.trainer import PRESETS
@@ -314,6 +318,7 @@ def apply_model_defaults(opts: TrainOptions) -> list[str]:
     opts._model_defaults = filled
     return filled
 
+# %% ../nbs/11d_options.ipynb #eebb8543
 def model_format(model: str | None) -> str | None:
     "The prompt format a named real model answers in (`MODEL_DEFAULTS`), else None."
     return MODEL_DEFAULTS.get(str(model or "").strip().lower().replace(" ", ""), {}).get("format")

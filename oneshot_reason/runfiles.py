@@ -44,11 +44,13 @@ def _boot_id() -> str | None:
     try: return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError: return None
 
+# %% ../nbs/11a_runfiles.ipynb #403337ed
 def _process_start(pid: int) -> int | None:
     "When process `pid` started, in clock ticks since boot (Linux); None where it cannot be read."
     try: return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
     except (OSError, ValueError, IndexError): return None
 
+# %% ../nbs/11a_runfiles.ipynb #781be0ba
 def lock_holder() -> dict:
     "This process as a lock file records it: pid, host, start time, command, and what tells its pid from a later reuse."
     return {"pid": os.getpid(), "host": socket.gethostname(), "started": datetime.now().isoformat(" ", "seconds"),
@@ -87,18 +89,21 @@ def _os_lock(fd: int) -> bool | None:
         if e.errno in _NO_LOCKS: return None
         raise
 
+# %% ../nbs/11a_runfiles.ipynb #14d2b9c8
 def _os_unlock(fd: int) -> None:
     "Release `_os_lock` (closing the file releases a POSIX lock too)."
     if fcntl is not None: fcntl.flock(fd, fcntl.LOCK_UN); return
     import msvcrt
     os.lseek(fd, _WINDOWS_LOCK_AT, os.SEEK_SET); msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
 
+# %% ../nbs/11a_runfiles.ipynb #7b9cab54
 def _same_file(fd: int, path: Path) -> bool:
     "Whether `path` still names the open file `fd` (a holder that released removed it, so a later run starts over)."
     try: a, b = os.fstat(fd), os.stat(path)
     except FileNotFoundError: return False
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
+# %% ../nbs/11a_runfiles.ipynb #8e868492
 def _read_holder(path: Path, tries: int = 1) -> dict | None:
     "The holder a lock file names (waiting up to `tries` x 50 ms for one that is being written); None if none."
     for i in range(tries):
@@ -108,10 +113,12 @@ def _read_holder(path: Path, tries: int = 1) -> dict | None:
         if i + 1 < tries: time.sleep(0.05)
     return None
 
+# %% ../nbs/11a_runfiles.ipynb #8f650023
 def _write_holder(fd: int, holder: dict) -> None:
     os.ftruncate(fd, 0); os.lseek(fd, 0, os.SEEK_SET)
     os.write(fd, json.dumps(holder).encode()); os.fsync(fd)
 
+# %% ../nbs/11a_runfiles.ipynb #bd877f84
 def _describe_holder(h: dict) -> str:
     return f"pid {h.get('pid', '?')} on host {h.get('host', '?')}, started {h.get('started', '?')}"
 
@@ -119,6 +126,7 @@ def _describe_holder(h: dict) -> str:
 class RunLockedError(OneShotError):
     "Another live run holds the run folder's lock; the message names it (pid, host, start) and the fix."
 
+# %% ../nbs/11a_runfiles.ipynb #3c1535d2
 _HELD: dict[str, dict] = {} # lock file -> {fd, depth, created, os_locked}: the run folders this process holds
 _HELD_GUARD = threading.Lock()
 _LOCK_TRIES = 10 # a holder that released between our open and our lock removed the file: start over this often
@@ -257,6 +265,7 @@ def _os_errno(e: BaseException) -> int | None:
     found = re.search(r"os error (\d+)", str(e)) # safetensors: "I/O error: No space left on device (os error 28)"
     return int(found.group(1)) if found else None
 
+# %% ../nbs/11a_runfiles.ipynb #ce670cdb
 def write_failure(e: BaseException, # an exception raised while saving
                  ) -> str | None:
     "Why a write failed when `e` is a failed write (an `OSError`, torch's or safetensors' writer failing), else None."
@@ -266,6 +275,7 @@ def write_failure(e: BaseException, # an exception raised while saving
         return os.strerror(_os_errno(e)) if _os_errno(e) else text[:160]
     return None
 
+# %% ../nbs/11a_runfiles.ipynb #f2b6c42d
 def out_of_space(e: BaseException) -> bool:
     "Whether a failed write ran out of room: no space left on the device, or the disk quota exceeded."
     return _os_errno(e) in _NO_SPACE
@@ -277,12 +287,14 @@ def folder_bytes(path: str | Path) -> int:
     if path.is_file(): return path.stat().st_size
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
 
+# %% ../nbs/11a_runfiles.ipynb #a15e80a8
 def free_bytes(path: str | Path) -> int:
     "The bytes free to this user on the file system that holds `path` (or would hold it)."
     path = Path(path).expanduser().absolute()
     while not path.exists() and path != path.parent: path = path.parent
     return shutil.disk_usage(path).free
 
+# %% ../nbs/11a_runfiles.ipynb #a3585406
 def size_text(n: int) -> str:
     "Bytes in words, as `df -h` counts them: '512 B', '3.0 MiB', '1.2 GiB'."
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
@@ -319,6 +331,7 @@ def unwritable_error(e: BaseException, # a failed write
 class SaveError(OneShotError):
     "A run could not write its files (a full disk, a quota, a read-only folder); the message names the folder, the space and the fix."
 
+# %% ../nbs/11a_runfiles.ipynb #327427ea
 _FULL_BELOW = 1 << 20 # a write that failed with less than this free (1 MiB) found the disk full
 
 def save_error(e: BaseException, # the failed write
@@ -348,6 +361,7 @@ def _remove_empty(folder: Path) -> None:
     try: folder.rmdir()
     except OSError: pass
 
+# %% ../nbs/11a_runfiles.ipynb #9cb9e2df
 def _move_into_place(staged: Path, target: Path) -> None:
     "Rename a complete folder to `target`, setting aside and deleting whatever was there."
     if target.exists():
@@ -359,6 +373,7 @@ def _move_into_place(staged: Path, target: Path) -> None:
     else: os.replace(staged, target)
     _remove_empty(staged.parent)
 
+# %% ../nbs/11a_runfiles.ipynb #254035d8
 @contextmanager
 def saving_folder(target: str | Path, # the folder to write: a `checkpoint-N` or `final` in a run folder
                   needed: int | None = None, # bytes it takes (for the message: the previous one's size); None: not known
@@ -418,17 +433,20 @@ _RUN_MARKS = ("run.json", FILES_LIST, "completions.jsonl", "summary.json", "wall
 
 def _checkpoint_name(name: str) -> bool: return re.fullmatch(r"checkpoint-\d+", name) is not None
 
+# %% ../nbs/11a_runfiles.ipynb #5139ce42
 def _not_the_runs(out: Path) -> set[str]:
     "The names `run_files.json` lists as there before the run; none without it (an older run's folder, or no run)."
     try: names = json.loads((out / FILES_LIST).read_text(encoding="utf-8")).get("not_the_runs", [])
     except (OSError, ValueError, AttributeError): return set()
     return {str(n) for n in names}
 
+# %% ../nbs/11a_runfiles.ipynb #2440c8db
 def _is_model_card(path: Path) -> bool:
     "Whether a README.md is the model card a run writes (tagged oneshot_reason), not a user's."
     try: return "\n- oneshot_reason\n" in path.read_text(encoding="utf-8", errors="replace")[:2000]
     except OSError: return False
 
+# %% ../nbs/11a_runfiles.ipynb #86e61e20
 def holds_run(output_dir: str | Path) -> bool:
     "Whether `output_dir` holds a run (its run.json, run_files.json, records, summary or a checkpoint-N), not only other files."
     out = Path(output_dir)
@@ -437,6 +455,7 @@ def holds_run(output_dir: str | Path) -> bool:
     return (any((out / n).exists() and n not in theirs for n in _RUN_MARKS)
             or any(p.is_dir() and _checkpoint_name(p.name) and p.name not in theirs for p in out.glob("checkpoint-*")))
 
+# %% ../nbs/11a_runfiles.ipynb #d616f2d1
 def run_files(output_dir: str | Path) -> list[Path]:
     "The files and folders of the run in `output_dir` (empty when it holds none): never a name its run_files.json lists, a README.md only if it is the run's model card."
     out = Path(output_dir)
@@ -448,6 +467,7 @@ def run_files(output_dir: str | Path) -> list[Path]:
     if "README.md" not in theirs and _is_model_card(out / "README.md"): found.append(out / "README.md")
     return found + [out / n for n in (STAGING, FILES_LIST) if (out / n).exists()]
 
+# %% ../nbs/11a_runfiles.ipynb #67226c48
 def other_files(output_dir: str | Path) -> list[Path]:
     "What `output_dir` holds besides its run's files and lock: files no command deletes or writes over."
     out = Path(output_dir)
@@ -516,6 +536,7 @@ def _read_run_json(out: Path) -> dict:
     if not isinstance(run, dict): raise OneShotError(f"{out / 'run.json'}: expected a JSON object; restore it, or delete it to resume with this command's settings")
     return run
 
+# %% ../nbs/11a_runfiles.ipynb #7b279b4b
 def _names(paths: list[Path]) -> str:
     "File names in a message, checkpoints counted: 'run.json, runs/, checkpoint-2/ to checkpoint-8/ (4 checkpoints)'."
     names = [p.name + ("/" if p.is_dir() else "") for p in paths if not _checkpoint_name(p.name)]
@@ -589,6 +610,7 @@ def eval_output_dir(model: str, # the evaluated model's name or folder
         return run / "eval"
     return Path("outputs/eval")
 
+# %% ../nbs/11a_runfiles.ipynb #8eb67a4b
 def report_output(run_dir: str | Path, # the run folder
                   output: str | Path = "report.html", # the page; a relative path is taken inside run_dir
                  ) -> Path:

@@ -89,6 +89,7 @@ def _run_dtypes(opts: TrainOptions,
     weights = policy_dtype(opts.model or "tiny", opts.dtype, device, full_training=not opts.lora)
     return weights, compute_dtype(device, weights)
 
+# %% ../nbs/11c_runs.ipynb #cba62353
 def _run_compute(config, # the run's `OneShotConfig`
                  weights, # the dtype the weights load in
                 ):
@@ -96,6 +97,7 @@ def _run_compute(config, # the run's `OneShotConfig`
     import torch
     return torch.bfloat16 if config.bf16 else torch.float16 if config.fp16 else weights
 
+# %% ../nbs/11c_runs.ipynb #3ed7cccd
 def _precision_text(config, weights) -> str:
     "What the header says of a run's precision, e.g. 'float32 weights, bfloat16 compute'."
     return f"{str(weights).removeprefix('torch.')} weights, {str(_run_compute(config, weights)).removeprefix('torch.')} compute"
@@ -141,6 +143,7 @@ def _load_train_data(opts: TrainOptions):
     if name == "gsm8k": return data.load_gsm8k("train", format=opts.format, demonstration_column=opts.demo_column), _heldout_data(opts)
     return data.load_benchmark(name, format=opts.format), _heldout_data(opts)
 
+# %% ../nbs/11c_runs.ipynb #9c451934
 TRAIN_TEXT_LIMIT = 100_000 # characters of one training prompt at most (about 25,000 tokens; longer ones are refused before tokenisation)
 
 def _check_text_sizes(opts: TrainOptions, train) -> None:
@@ -151,6 +154,7 @@ def _check_text_sizes(opts: TrainOptions, train) -> None:
             raise SettingError(f"{where}: row {i + 1}'s prompt has {n:,} characters, more than the limit of {TRAIN_TEXT_LIMIT:,} "
                                "(TRAIN_TEXT_LIMIT); shorten or remove that row")
 
+# %% ../nbs/11c_runs.ipynb #8e9b3591
 def _train_data(opts: TrainOptions):
     "The training set and the held-out set (None without evaluation) in the run's prompt format; no prompt longer than `TRAIN_TEXT_LIMIT`."
     train, heldout = _load_train_data(opts)
@@ -181,6 +185,7 @@ def _heldout_evaluation(trainer, # the OneShotTrainer about to train
     trainer.add_callback(callback)
     return callback
 
+# %% ../nbs/11c_runs.ipynb #a0d3c12f
 def _heldout_summary(callback, # `_heldout_evaluation`'s callback, or None
                      trainer, # the trainer, done training
                     ) -> dict:
@@ -209,6 +214,7 @@ def _record_choices(out: Path, manifest: dict, opts: TrainOptions, trainer) -> N
     if chosen and is_main_process():
         write_text_atomic(out / "run.json", json.dumps({**manifest, "command": getattr(opts, "_command", None), "chosen": chosen}, indent=2))
 
+# %% ../nbs/11c_runs.ipynb #aea98239
 def method_summaries(trainer) -> dict:
     "summary.json's entries for the methods: 'luffy' (own and mixed reward, correctness), 'bupo' (layer, phases as trained)."
     out, names = {}, [m.name for m in trainer.methods]
