@@ -145,8 +145,8 @@ class RunLock:
         if is_main_process():
             try: self._take()
             except Exception as e: failure = e
-        distributed = world_size() > 1 and (torch := __import__("torch")).distributed.is_available() and torch.distributed.is_initialized()
-        if distributed:
+        torch = sys.modules.get("torch") # a process group exists only where torch was imported
+        if world_size() > 1 and torch is not None and torch.distributed.is_available() and torch.distributed.is_initialized():
             said = [None if failure is None else str(failure)]
             torch.distributed.broadcast_object_list(said, src=0) # the main process's answer, to every process
             if failure is None and said[0] is not None: failure = RunLockedError(said[0])
