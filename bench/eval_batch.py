@@ -3,11 +3,11 @@
     python bench/eval_batch.py [--model tiny] [--benchmark synthetic] [--limit 64] [--max-new-tokens 64]
                                [--sizes 1 4 8 16 32 64] [--repeats 1] [--out bench/results/eval_batch_<model>.json]
 
-The same greedy evaluation (`inference.generate_completions` on the benchmark's first `--limit` problems, asked in the
+The same greedy evaluation (`evaluate.generate_completions` on the benchmark's first `--limit` problems, asked in the
 benchmark's prompt format) is run once per batch size, in one process with the model loaded once and a warm-up
 batch first. Each row says the new tokens generated (each completion up to and including its end-of-sequence token),
 the seconds spent in `generate`, the tokens per second, that rate as a ratio of the default batch size's
-(`cli.EVAL_BATCH_SIZE`), and how many completions hit `--max-new-tokens`. Greedy completions do not depend on the
+(`options.EVAL_BATCH_SIZE`), and how many completions hit `--max-new-tokens`. Greedy completions do not depend on the
 batch size, so every size generates the same tokens, and the ratio is the speed-up alone.
 
 On a CPU the rate depends on the cores the process gets: the script records `os.cpu_count()`, torch's thread count
@@ -30,9 +30,8 @@ def main():
     p.add_argument("--repeats", type=int, default=1, help="runs per size; the fastest is kept")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
-    from oneshot_reason.cli import EVAL_BATCH_SIZE
-    from oneshot_reason.evaluate import _benchmark_rows
-    from oneshot_reason.inference import _model_name, generate_completions
+    from oneshot_reason.options import EVAL_BATCH_SIZE
+    from oneshot_reason.evaluate import _benchmark_rows, _model_name, generate_completions
     from oneshot_reason.models import load_policy
     model, tokenizer = load_policy(args.model)
     model.eval()

@@ -25,8 +25,8 @@ from transformers.trainer_utils import TrainOutput
 from trl import GRPOTrainer
 
 from .config import OneShotConfig
-from .core import (OneShotError, _jsonl_problem, folder_bytes, free_bytes, last_complete_checkpoint, saving_folder,
-                                 setting_value, size_text)
+from .core import OneShotError, _jsonl_problem, last_complete_checkpoint, setting_value
+from .runfiles import folder_bytes, free_bytes, saving_folder, size_text
 from .methods import get_method, parse_algo
 
 # %% auto #0

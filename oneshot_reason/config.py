@@ -29,8 +29,8 @@ from .models import resolve_model_source
 # %% auto #0
 __all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'SETTING_RANGES', 'PRESETS', 'PRESET_REWARDS',
            'PRESET_LORA', 'register_loss_type', 'loss_types', 'OneShotConfig', 'add_config_fields',
-           'check_generation_batch', 'check_ranges', 'check_oneshot_config', 'as_oneshot_config', 'model_config',
-           'model_num_layers', 'check_whole_groups', 'check_dynamic_sampling', 'check_run', 'run_notes',
+           'check_generation_batch', 'range_problem', 'check_ranges', 'check_oneshot_config', 'as_oneshot_config',
+           'model_config', 'model_num_layers', 'check_whole_groups', 'check_dynamic_sampling', 'check_run', 'run_notes',
            'register_preset', 'demo_settings', 'config_preset', 'method_defaults', 'preset_table_differences',
            'batch_layout']
 
@@ -144,20 +144,25 @@ def check_generation_batch(args) -> None: # an `OneShotConfig` before TRL's `__p
 # %% ../nbs/04c_config.ipynb #bb477ea9
 SETTING_RANGES: dict[str, tuple[float, bool, str]] = { # field -> (bound, bound excluded, what fits)
     "max_steps": (1, False, "a whole number >= 1 (or -1, the default, to train num_train_epochs instead)"),
-    "per_device_train_batch_size": (1, False, "a whole number >= 1"), "gradient_accumulation_steps": (1, False, "a whole number >= 1"),
+    "per_device_train_batch_size": (1, False, "a whole number >= 1"), "num_generations": (2, False, "a whole number >= 2 (a group to compare)"), "gradient_accumulation_steps": (1, False, "a whole number >= 1"),
     "max_completion_length": (1, False, "a whole number >= 1"), "learning_rate": (0, True, "a number > 0 (e.g. 1e-5)"),
     "temperature": (0, True, "a number > 0 (1.0 samples the model as it is)"),
     "save_steps": (0, True, "a number > 0 (below 1: a fraction of the run)"),
     "logging_steps": (0, True, "a number > 0 (below 1: a fraction of the run)")}
 
 # %% ../nbs/04c_config.ipynb #88b73e47
+def range_problem(name: str, value) -> str | None:
+    "What fits `name` (`SETTING_RANGES`) when `value` is outside its range; None when it fits or has no range."
+    if name not in SETTING_RANGES or isinstance(value, bool) or not isinstance(value, (int, float)): return None
+    bound, excluded, what = SETTING_RANGES[name]
+    if name == "max_steps" and value == -1: return None
+    return what if not math.isfinite(value) or value < bound or (excluded and value == bound) else None
+
 def check_ranges(args) -> None: # an `OneShotConfig` before TRL's `__post_init__`
     "Raise `OneShotError` naming the first numeric setting outside its range (`SETTING_RANGES`)."
-    for name, (bound, excluded, what) in SETTING_RANGES.items():
+    for name in SETTING_RANGES:
         value = getattr(args, name, None)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (name == "max_steps" and value == -1): continue
-        if not math.isfinite(value) or value < bound or (excluded and value == bound):
-            raise OneShotError(f"{name}={value!r} is out of range; set {name} to {what}")
+        if (what := range_problem(name, value)) is not None: raise OneShotError(f"{name}={value!r} is out of range; set {name} to {what}")
 
 # %% ../nbs/04c_config.ipynb #982ca920
 _MPI_WORLD_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE") # set by mpirun (Intel MPI, Open MPI, MVAPICH)

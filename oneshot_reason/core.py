@@ -10,20 +10,19 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 import warnings
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-import numpy as np
-import torch
+import numpy as np # torch is imported where it is used: reading options and run folders needs none of it
+if TYPE_CHECKING: import torch
 
 # %% auto #0
-__all__ = ['HALF_DTYPES', 'RUN_LOCK', 'STAGING', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype',
-           'compute_dtype', 'chat_text', 'as_number', 'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl',
-           'setting_value', 'read_json', 'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem',
-           'last_complete_checkpoint', 'is_main_process', 'world_size', 'lock_holder', 'holder_alive', 'RunLockedError',
-           'RunLock', 'write_text_atomic', 'write_failure', 'out_of_space', 'folder_bytes', 'free_bytes', 'size_text',
-           'unwritable_error', 'SaveError', 'save_error', 'saving_folder', 'save_errors']
+__all__ = ['OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype', 'compute_dtype', 'chat_text', 'as_number',
+           'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl', 'setting_value', 'read_json',
+           'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem', 'last_complete_checkpoint',
+           'is_main_process', 'world_size']
 
 # %% ../nbs/00_core.ipynb #fcc57688
 class OneShotError(ValueError):
@@ -35,6 +34,7 @@ def set_seed(seed: int, # the seed for Python, NumPy and torch
     "Seed every random number generator the package uses."
     random.seed(seed)
     np.random.seed(seed % 2**32)
+    import torch
     torch.manual_seed(seed)
     if torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)
 
@@ -42,6 +42,7 @@ def set_seed(seed: int, # the seed for Python, NumPy and torch
 def get_device(prefer: str | None = None, # 'cpu', 'cuda', 'cuda:N', 'mps'; None picks the best available
               ) -> torch.device:
     "The device to run on: `prefer`, else `$ONESHOT_DEVICE`, else CUDA, MPS or CPU."
+    import torch
     prefer = prefer or os.environ.get("ONESHOT_DEVICE")
     if prefer:
         if prefer.startswith("cuda") and not torch.cuda.is_available():
@@ -54,29 +55,38 @@ def get_device(prefer: str | None = None, # 'cpu', 'cuda', 'cuda:N', 'mps'; None
 # %% ../nbs/00_core.ipynb #ee26186b
 def cpu_has_bf16() -> bool:
     "Whether this CPU computes in bfloat16 natively (x86 AVX512-BF16 or AMX), as torch detects it."
+    import torch
     probes = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
     try: return any(probe() for probe in probes if probe is not None)
     except Exception: return False # a torch build without working probes: assume not
 
 # %% ../nbs/00_core.ipynb #d105b4e4
-HALF_DTYPES = (torch.bfloat16, torch.float16) # 16-bit storage: what a checkpoint's config says when it was saved in half precision
+def __getattr__(name: str):
+    "`HALF_DTYPES`, torch's 16-bit dtypes (what a checkpoint's config says when it was saved in half precision), made when asked for: importing `core` imports no torch."
+    if name == "HALF_DTYPES":
+        import torch
+        return (torch.bfloat16, torch.float16)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 def default_dtype(device: torch.device | str | None = None, # where the model will live
                   stored: torch.dtype | None = None, # the dtype the checkpoint is stored in (its config's `dtype`), if known
                   full_training: bool = False, # every weight will be trained (no LoRA)
                  ) -> torch.dtype:
     "The weights' dtype: float32 wherever all weights train; else bfloat16 on a GPU that has it (float16 without), bfloat16 on a CPU that has it for a 16-bit checkpoint, float32 otherwise."
+    import torch
     device = torch.device(device) if device is not None else get_device()
     if full_training: return torch.float32 # float32 master weights; the GPU computes in bfloat16 (`compute_dtype`)
     if device.type == "cuda": return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    if device.type == "cpu" and stored in HALF_DTYPES and cpu_has_bf16(): return torch.bfloat16
+    if device.type == "cpu" and stored in (torch.bfloat16, torch.float16) and cpu_has_bf16(): return torch.bfloat16
     return torch.float32
 
 # %% ../nbs/00_core.ipynb #24e9fc68
 def compute_dtype(device: torch.device | str | None = None, # where the model will live
-                  weights: torch.dtype = torch.float32, # the weights' dtype (`default_dtype`, or what the user forced)
+                  weights: torch.dtype | None = None, # the weights' dtype (`default_dtype`, or what the user forced); None: float32
                  ) -> torch.dtype:
     "The dtype the forward and backward passes compute in: bfloat16 on a GPU that has it (autocast over float32 weights), else the weights' own."
+    import torch
+    if weights is None: weights = torch.float32
     device = torch.device(device) if device is not None else get_device()
     if device.type == "cuda" and weights == torch.float32 and torch.cuda.is_bf16_supported(): return torch.bfloat16
     return weights
@@ -125,7 +135,8 @@ def local_data_dir() -> Path | None:
 # %% ../nbs/00_core.ipynb #9b2b86a7
 def _json_default(o: Any):
     if isinstance(o, (np.integer, np.floating)): return o.item()
-    if isinstance(o, (np.ndarray, torch.Tensor)): return o.tolist()
+    torch = sys.modules.get("torch") # a tensor exists only where torch was imported
+    if isinstance(o, np.ndarray) or (torch is not None and isinstance(o, torch.Tensor)): return o.tolist()
     if isinstance(o, Path): return str(o)
     raise TypeError(f"cannot write {type(o).__name__} to JSON")
 
@@ -280,7 +291,8 @@ def last_complete_checkpoint(output_dir: str | Path, # a run's output folder
 # %% ../nbs/00_core.ipynb #d41f8e97
 def is_main_process() -> bool:
     "True unless this is a non-zero rank of a distributed launch."
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
+    torch = sys.modules.get("torch") # a process group exists only where torch was imported
+    if torch is not None and torch.distributed.is_available() and torch.distributed.is_initialized():
         return torch.distributed.get_rank() == 0
     return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0
 
@@ -288,390 +300,3 @@ def is_main_process() -> bool:
 def world_size() -> int:
     "The number of processes of a distributed launch (`$WORLD_SIZE`), 1 without one."
     return int(os.environ.get("WORLD_SIZE", "1"))
-
-# %% ../nbs/00_core.ipynb #0cdc2fc3
-import errno
-import re
-import shutil
-import socket
-import sys
-import threading
-import time
-from contextlib import contextmanager
-from datetime import datetime
-from typing import Callable
-
-from fastcore.basics import patch
-
-try: import fcntl # POSIX file locks
-except ImportError: fcntl = None # Windows: msvcrt's, below
-
-# %% ../nbs/00_core.ipynb #b38d1ad3
-RUN_LOCK = "run.lock" # a run folder's lock file: there while a run is live, or after one was killed
-
-def _boot_id() -> str | None:
-    try: return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError: return None
-
-def _process_start(pid: int) -> int | None:
-    "When process `pid` started, in clock ticks since boot (Linux); None where it cannot be read."
-    try: return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError): return None
-
-def lock_holder() -> dict:
-    "This process as a lock file records it: pid, host, start time, command, and what tells its pid from a later reuse."
-    return {"pid": os.getpid(), "host": socket.gethostname(), "started": datetime.now().isoformat(" ", "seconds"),
-            "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])[:300] if sys.argv else "",
-            "boot_id": _boot_id(), "process_start": _process_start(os.getpid())}
-
-# %% ../nbs/00_core.ipynb #714ce807
-def holder_alive(holder: dict, # a lock file's holder (`lock_holder()` of the process that took it)
-                ) -> bool | None:
-    "Whether the process a lock file names still runs: True or False on this machine, None where it cannot be told."
-    if holder.get("host") != socket.gethostname() or sys.platform == "win32": return None
-    try: pid = int(holder["pid"])
-    except (KeyError, TypeError, ValueError): return None
-    if holder.get("boot_id") and _boot_id() and holder["boot_id"] != _boot_id(): return False # the machine restarted since
-    try: os.kill(pid, 0)
-    except ProcessLookupError: return False
-    except PermissionError: pass # another user's process
-    started = _process_start(pid)
-    return not (holder.get("process_start") and started and started != holder["process_start"]) # else the pid was reused
-
-# %% ../nbs/00_core.ipynb #a8afb060
-_WINDOWS_LOCK_AT = 1 << 30 # the byte msvcrt locks, past the holder record so that others can read it
-_NO_LOCKS = {errno.ENOSYS, errno.ENOLCK, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)}
-_LOCK_BUSY = {errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES, getattr(errno, "EDEADLOCK", errno.EDEADLK)}
-
-def _os_lock(fd: int) -> bool | None:
-    "Lock the open file `fd` without waiting: True when locked, False when another process holds it, None when the file system has no locks."
-    try:
-        if fcntl is not None: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        else:
-            import msvcrt
-            os.lseek(fd, _WINDOWS_LOCK_AT, os.SEEK_SET); msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        return True
-    except OSError as e:
-        if e.errno in _LOCK_BUSY: return False
-        if e.errno in _NO_LOCKS: return None
-        raise
-
-def _os_unlock(fd: int) -> None:
-    "Release `_os_lock` (closing the file releases a POSIX lock too)."
-    if fcntl is not None: fcntl.flock(fd, fcntl.LOCK_UN); return
-    import msvcrt
-    os.lseek(fd, _WINDOWS_LOCK_AT, os.SEEK_SET); msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-def _same_file(fd: int, path: Path) -> bool:
-    "Whether `path` still names the open file `fd` (a holder that released removed it, so a later run starts over)."
-    try: a, b = os.fstat(fd), os.stat(path)
-    except FileNotFoundError: return False
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
-
-def _read_holder(path: Path, tries: int = 1) -> dict | None:
-    "The holder a lock file names (waiting up to `tries` x 50 ms for one that is being written); None if none."
-    for i in range(tries):
-        try: holder = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError): holder = None
-        if isinstance(holder, dict) and "pid" in holder: return holder
-        if i + 1 < tries: time.sleep(0.05)
-    return None
-
-def _write_holder(fd: int, holder: dict) -> None:
-    os.ftruncate(fd, 0); os.lseek(fd, 0, os.SEEK_SET)
-    os.write(fd, json.dumps(holder).encode()); os.fsync(fd)
-
-def _describe_holder(h: dict) -> str:
-    return f"pid {h.get('pid', '?')} on host {h.get('host', '?')}, started {h.get('started', '?')}"
-
-# %% ../nbs/00_core.ipynb #9fb60187
-class RunLockedError(OneShotError):
-    "Another live run holds the run folder's lock; the message names it (pid, host, start) and the fix."
-
-_HELD: dict[str, dict] = {} # lock file -> {fd, depth, created, os_locked}: the run folders this process holds
-_HELD_GUARD = threading.Lock()
-_LOCK_TRIES = 10 # a holder that released between our open and our lock removed the file: start over this often
-
-class RunLock:
-    "The lock of a run folder, held while a run writes to it: a second run aimed at the folder is refused, naming the first."
-    def __init__(self, folder: str | Path, # the run folder (created if missing)
-                 notify: Callable[[str], Any] | None = None, # says a one-line notice (a lock taken over); default `warnings.warn`
-                ):
-        self.folder = Path(folder).expanduser()
-        self.path, self.held = self.folder / RUN_LOCK, False
-        self.notify = notify or (lambda text: warnings.warn(text, stacklevel=3))
-
-    def __enter__(self) -> "RunLock":
-        failure = None
-        if is_main_process():
-            try: self._take()
-            except Exception as e: failure = e
-        if world_size() > 1 and torch.distributed.is_available() and torch.distributed.is_initialized():
-            said = [None if failure is None else str(failure)]
-            torch.distributed.broadcast_object_list(said, src=0) # the main process's answer, to every process
-            if failure is None and said[0] is not None: failure = RunLockedError(said[0])
-        if failure is not None: raise failure
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.held: self._release()
-
-# %% ../nbs/00_core.ipynb #dd1c6712
-@patch
-def _take(self: RunLock):
-    key = os.path.realpath(self.path)
-    with _HELD_GUARD:
-        if key in _HELD: _HELD[key]["depth"] += 1; self.held = True; return
-        created = not self.folder.exists()
-        try: self.folder.mkdir(parents=True, exist_ok=True)
-        except OSError as e: raise unwritable_error(e, self.folder) or e
-        for _ in range(_LOCK_TRIES):
-            try: fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            except OSError as e: raise unwritable_error(e, self.folder) or e
-            try:
-                locked = _os_lock(fd)
-                if locked is False: raise RunLockedError(self._refusal(_read_holder(self.path, tries=20)))
-                previous = _read_holder(self.path)
-                if locked is None: self._check_without_os_lock(previous)
-                if not _same_file(fd, self.path): os.close(fd); continue
-                _write_holder(fd, lock_holder())
-            except BaseException:
-                os.close(fd); raise
-            break
-        else: raise RunLockedError(f"{self.folder}: could not take {self.path} in {_LOCK_TRIES} tries (other runs keep taking and releasing it); try again")
-        _HELD[key] = {"fd": fd, "depth": 1, "created": created, "os_locked": bool(locked)}
-        self.held = True
-    if previous and previous.get("pid") != os.getpid():
-        self.notify(f"{self.folder}: taking over the lock of {_describe_holder(previous)}, which ended without releasing it")
-
-# %% ../nbs/00_core.ipynb #c4fdf943
-@patch
-def _refusal(self: RunLock, holder: dict | None) -> str:
-    if holder is None: return (f"{self.folder} is in use by another run (its lock file {self.path} does not say which); "
-                               "wait for it to end, or train into another folder")
-    pid, host = holder.get("pid", "?"), holder.get("host", "?")
-    where = "" if host == socket.gethostname() else f" on {host}"
-    gone = (f" (pid {pid} has ended, but a process it started still holds {self.path} open: `fuser -v {self.path}` "
-            "names it)" if holder_alive(holder) is False else "")
-    return (f"{self.folder} is in use by another run: {_describe_holder(holder)}{gone}; wait for it to end, stop it "
-            f"(kill -INT {pid}{where} saves its current step; resume_from_checkpoint=True then continues it), "
-            "or train into another folder")
-
-# %% ../nbs/00_core.ipynb #f9641302
-_WARNED_NO_LOCKS: set[str] = set()
-
-@patch
-def _check_without_os_lock(self: RunLock, previous: dict | None) -> None:
-    if str(self.folder) not in _WARNED_NO_LOCKS:
-        _WARNED_NO_LOCKS.add(str(self.folder))
-        self.notify(f"the file system of {self.folder} has no file locks; the run folder's lock relies on the process "
-                    f"named in {self.path}, so two runs started at the same instant could both start")
-    if previous is None or previous.get("pid") == os.getpid(): return
-    alive = holder_alive(previous)
-    if alive: raise RunLockedError(self._refusal(previous))
-    if alive is None:
-        raise RunLockedError(f"{self.folder} may be in use by another run: {_describe_holder(previous)}, which cannot be "
-                             f"checked from here (no file locks on this file system); if that run has ended, delete "
-                             f"{self.path} and start again")
-
-# %% ../nbs/00_core.ipynb #763a2048
-@patch
-def _release(self: RunLock):
-    key = os.path.realpath(self.path)
-    with _HELD_GUARD:
-        entry = _HELD[key]
-        entry["depth"] -= 1
-        self.held = False
-        if entry["depth"]: return
-        del _HELD[key]
-        fd = entry["fd"]
-        try:
-            removed = True
-            try: os.unlink(self.path)
-            except PermissionError: removed = False; os.ftruncate(fd, 0) # Windows: emptied now, removed once closed
-            except FileNotFoundError: pass # the folder was deleted under the run
-            if entry["os_locked"]: _os_unlock(fd)
-        finally: os.close(fd)
-        if not removed:
-            try: self.path.unlink()
-            except OSError: pass # another run has it open already (and holds it)
-        if entry["created"]:
-            try: self.folder.rmdir() # a folder the lock made, still empty: the command wrote nothing
-            except OSError: pass
-
-# %% ../nbs/00_core.ipynb #173c3fcf
-STAGING = ".incomplete" # inside a run folder: where a checkpoint or final/ is written before it is moved into place
-
-def write_text_atomic(path: str | Path, # the file to write (replaced whole)
-                      text: str, # its new content
-                     ) -> Path:
-    "Replace a file's text all at once: written beside it, flushed to disk, then renamed over it; a failed write leaves the old file."
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text); f.flush(); os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True); raise
-    return path
-
-# %% ../nbs/00_core.ipynb #c88a141f
-_WRITER_FAILURES = ("PytorchStreamWriter failed", "unexpected pos", "file write failed", "Error while serializing")
-_NO_SPACE = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
-
-def _os_errno(e: BaseException) -> int | None:
-    if isinstance(e, OSError): return e.errno
-    found = re.search(r"os error (\d+)", str(e)) # safetensors: "I/O error: No space left on device (os error 28)"
-    return int(found.group(1)) if found else None
-
-def write_failure(e: BaseException, # an exception raised while saving
-                 ) -> str | None:
-    "Why a write failed when `e` is a failed write (an `OSError`, torch's or safetensors' writer failing), else None."
-    if isinstance(e, OSError): return e.strerror or str(e)
-    text = " ".join(str(e).split())
-    if (isinstance(e, RuntimeError) or type(e).__name__ == "SafetensorError") and any(m in text for m in _WRITER_FAILURES):
-        return os.strerror(_os_errno(e)) if _os_errno(e) else text[:160]
-    return None
-
-def out_of_space(e: BaseException) -> bool:
-    "Whether a failed write ran out of room: no space left on the device, or the disk quota exceeded."
-    return _os_errno(e) in _NO_SPACE
-
-# %% ../nbs/00_core.ipynb #132dc6b3
-def folder_bytes(path: str | Path) -> int:
-    "The bytes of the files under `path` (0 when it does not exist)."
-    path = Path(path)
-    if path.is_file(): return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
-
-def free_bytes(path: str | Path) -> int:
-    "The bytes free to this user on the file system that holds `path` (or would hold it)."
-    path = Path(path).expanduser().absolute()
-    while not path.exists() and path != path.parent: path = path.parent
-    return shutil.disk_usage(path).free
-
-def size_text(n: int) -> str:
-    "Bytes in words, as `df -h` counts them: '512 B', '3.0 MiB', '1.2 GiB'."
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB": return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-
-# %% ../nbs/00_core.ipynb #dfcb94a1
-_UNWRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR} # the file system refuses the write itself
-
-def unwritable_error(e: BaseException, # a failed write
-                     folder: str | Path, # the run folder
-                     what: str | None = None, # what was being written ('checkpoint-6', a file name); None: the folder
-                     resumes_from: Path | None = None, # the newest complete checkpoint
-                    ) -> "SaveError | None":
-    "The one line of a write the file system refuses (read-only, immutable, no permission, a file where a folder belongs): the path and the fix; None for other failures."
-    if not isinstance(e, OSError) or e.errno not in _UNWRITABLE: return None
-    folder = Path(folder)
-    target = f"{what} in {folder}" if what else f"to {folder}"
-    if e.errno == errno.ENOTDIR:
-        path = Path(e.filename) if e.filename else folder
-        blocker = next((p for p in (path, *path.parents) if p.is_file()), path)
-        return SaveError(f"cannot write {target}: {blocker} is a file, not a folder; choose an output folder whose parents are folders")
-    why = "the file system is read-only" if e.errno == errno.EROFS else f"permission denied ({e.filename or folder})"
-    where = Path(e.filename) if e.filename else folder # the folder that refused: the file's, or the nearest one that exists
-    where = where if where.is_dir() else where.parent
-    while not where.exists() and where != where.parent: where = where.parent
-    fix = (f"make it writable (mount it read-write)" if e.errno == errno.EROFS
-           else f"make {where} writable (chmod u+w {where}; chattr -i {where} if it is immutable)")
-    kept = (f"nothing complete was lost: the run resumes from {resumes_from.name}; {fix}, then resume_from_checkpoint=True"
-            if resumes_from is not None else f"{fix}, or choose another folder")
-    return SaveError(f"cannot write {target}: {why}; {kept}")
-
-# %% ../nbs/00_core.ipynb #4cad07ce
-class SaveError(OneShotError):
-    "A run could not write its files (a full disk, a quota, a read-only folder); the message names the folder, the space and the fix."
-
-_FULL_BELOW = 1 << 20 # a write that failed with less than this free (1 MiB) found the disk full
-
-def save_error(e: BaseException, # the failed write
-               folder: str | Path, # the run folder
-               what: str | None = None, # what was being written: 'checkpoint-6', 'final/', a file name; None: the run's files
-               needed: int | None = None, # the bytes it takes (e.g. the previous checkpoint's size); None: not known
-               needed_as: str = "", # where `needed` comes from, in words ('as much as checkpoint-3 took')
-               written: int = 0, # bytes written before it failed (a lower bound when `needed` is not known)
-               resumes_from: Path | None = None, # the newest complete checkpoint
-               full: bool | None = None, # whether the disk was full when it failed (None: from `e`, or from the free space now)
-               free: int | None = None, # the bytes free for it (None: free now)
-              ) -> SaveError:
-    "The one-line error of a failed save: what, where, why, the space needed and free, what is kept, and the fix."
-    if (refused := unwritable_error(e, folder, what, resumes_from)) is not None: return refused
-    if full is None: full = out_of_space(e) or free_bytes(folder) < _FULL_BELOW
-    why = (("the disk quota is exceeded" if _os_errno(e) == getattr(errno, "EDQUOT", None) else "no space left on the device")
-           if full else f"writing failed ({write_failure(e) or e})")
-    free_text = f"{size_text(free_bytes(folder) if free is None else free)} free"
-    space = (f"it needs about {size_text(needed)}{f' ({needed_as})' if needed_as else ''}, {free_text}" if needed
-             else f"it needs more than the {size_text(written)} written before it failed, {free_text}" if written else free_text)
-    kept = (f"nothing complete was lost: the run resumes from {resumes_from.name}; free space, then resume_from_checkpoint=True"
-            if resumes_from is not None else "the run has no complete checkpoint yet; free space, then start it afresh (--overwrite on the command line)")
-    return SaveError(f"could not write {f'{what} in ' if what else 'to '}{folder}: {why}; {space}; {kept}")
-
-# %% ../nbs/00_core.ipynb #c3797e17
-def _remove_empty(folder: Path) -> None:
-    try: folder.rmdir()
-    except OSError: pass
-
-def _move_into_place(staged: Path, target: Path) -> None:
-    "Rename a complete folder to `target`, setting aside and deleting whatever was there."
-    if target.exists():
-        old = staged.parent / f"{target.name}.replaced"
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(target, old)
-        os.replace(staged, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else: os.replace(staged, target)
-    _remove_empty(staged.parent)
-
-@contextmanager
-def saving_folder(target: str | Path, # the folder to write: a `checkpoint-N` or `final` in a run folder
-                  needed: int | None = None, # bytes it takes (for the message: the previous one's size); None: not known
-                  needed_as: str = "", # where `needed` comes from, in words
-                  resumes_from: Path | None = None, # the newest complete checkpoint (for the message)
-                  mover: bool = True, # this process moves the folder into place and cleans up (the main process)
-                  wait: Callable[[], Any] | None = None, # a barrier across the processes of a launch
-                  stage: bool = True, # False: write in place (the incomplete folder is removed on failure)
-                 ) -> Iterator[Path]:
-    "Write a folder under `.incomplete/` and move it into place once complete; a failed write removes it and raises `SaveError`."
-    target = Path(target)
-    folder = target.parent / STAGING / target.name if stage else target
-    wait = wait or (lambda: None)
-    if mover and stage: shutil.rmtree(folder.parent, ignore_errors=True) # what a killed save left
-    free = free_bytes(target.parent) # what this save may take (the part written may hold its space until the error is gone)
-    wait()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        yield folder
-        wait()
-        if mover and stage: _move_into_place(folder, target)
-    except BaseException as e:
-        failed = write_failure(e) is not None
-        full = failed and (out_of_space(e) or free_bytes(folder) < _FULL_BELOW)
-        written = folder_bytes(folder) if failed else 0
-        if mover:
-            shutil.rmtree(folder, ignore_errors=True)
-            if stage: _remove_empty(folder.parent)
-        if not failed: raise
-        raise save_error(e, target.parent, target.name, needed, needed_as, written, resumes_from, full, free) from e
-
-# %% ../nbs/00_core.ipynb #7a3fab5c
-@contextmanager
-def save_errors(folder: str | Path, # the run folder
-               ) -> Iterator[None]:
-    "Inside: a write that finds no space or is refused in `folder` (read-only, no permission), or torch's or safetensors' writer failing, raises `SaveError` naming `folder` and the fix."
-    try: yield
-    except SaveError: raise
-    except Exception as e:
-        inside = isinstance(e, OSError) and e.filename is not None and Path(os.path.abspath(e.filename)).is_relative_to(Path(folder).absolute())
-        refused = isinstance(e, OSError) and e.errno in _UNWRITABLE and (inside or e.filename is None)
-        if write_failure(e) is None or (isinstance(e, OSError) and not out_of_space(e) and not refused): raise
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            newest = last_complete_checkpoint(folder) if Path(folder).is_dir() else None
-        name = Path(e.filename).name if isinstance(e, OSError) and e.filename else None
-        if name: name = re.sub(r"^\.(.+)\.tmp$", r"\1", name) # `write_text_atomic`'s file beside it: the file it writes
-        raise save_error(e, folder, name, resumes_from=newest) from e

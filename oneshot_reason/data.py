@@ -14,10 +14,10 @@ import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from datasets import Dataset
+if TYPE_CHECKING: from datasets import Dataset # imported where a dataset is made: the option checks read this module's names without it
 
 from .core import OneShotError, chat_text, iter_jsonl, local_data_dir
 
@@ -291,6 +291,7 @@ def synthetic_problems(n: int = 1000, # how many problems
         completion = p.completion(fmt)
         rows.append({"question": p.question, "prompt": build_prompt(p.question, fmt), "answer": p.answer,
                      "solution": completion, "demonstration": completion, "steps": p.steps})
+    from datasets import Dataset
     if not rows:
         return Dataset.from_dict({"question": [], "prompt": [], "answer": [], "solution": [], "demonstration": [], "steps": []})
     return Dataset.from_list(rows)
@@ -533,6 +534,7 @@ def _rows_to_dataset(rows: list[dict], # records from a file or the Hub
     native = isinstance(format, str) and format.lower() == "native"
     fmt = None if native else get_format(format)
     columns = _layout_columns(rows, origin, native, question_column, answer_column, demonstration_column)
+    from datasets import Dataset
     return Dataset.from_list([_row_record(row, f"{origin}, row {i}", source, fmt, *columns) for i, row in enumerate(rows)])
 
 # %% ../nbs/01_data.ipynb #16371a37

@@ -27,8 +27,8 @@ from fastcore.basics import patch
 from .checkpoints import (CheckpointMixin, GracefulStop, TrainingInterrupted, _StopAtStepEnd, checkpoint_settings,
                                         run_settings, settings_differences, truncate_jsonl_steps)
 from .config import METHOD_LOSS_TYPES, OneShotConfig, as_oneshot_config, check_run, config_preset # the config names re-exported beside the trainer
-from .core import (OneShotError, RunLock, append_jsonl, as_number, chat_text, checkpoint_finished, checkpoint_step,
-                                 last_complete_checkpoint, save_errors)
+from .core import OneShotError, append_jsonl, as_number, chat_text, checkpoint_finished, checkpoint_step, last_complete_checkpoint
+from .runfiles import RunLock, save_errors
 from .dynamic_sampling import DynamicSampling, DynamicSamplingMixin, take_rows
 from .methods import TrainerMethod, get_method, method_hooks, parse_algo
 from .models import load_policy, policy_dtype, precision_warning, tiny_path
@@ -400,7 +400,7 @@ def log(self: OneShotTrainer, logs: dict, start_time: float | None = None):
 
 # %% ../nbs/05_trainer.ipynb #ce44b6ed
 def _holding_output_dir(train):
-    "`train` holding the output folder's lock while it runs (`core.RunLock`), with a write that finds no space told in one line."
+    "`train` holding the output folder's lock while it runs (`runfiles.RunLock`), with a write that finds no space told in one line."
     @functools.wraps(train)
     def locked(self, *args, **kwargs):
         with save_errors(self.args.output_dir), RunLock(self.args.output_dir): return train(self, *args, **kwargs)
