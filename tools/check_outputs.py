@@ -30,7 +30,8 @@ def problems(path: Path, need_figure: bool) -> list[str]:
 
 def main(root: Path = ROOT) -> int:
     tutorials = sorted((root / "nbs" / "tutorials").glob("[0-9]*.ipynb"))
-    modules = sorted((root / "nbs").glob("[0-9]*.ipynb"))
+    modules = sorted(p for p in (root / "nbs").rglob("*.ipynb") # api/, explanations/ and any other notebook
+                     if p not in tutorials and ".ipynb_checkpoints" not in p.parts)
     report = {p: problems(p, need_figure=p in tutorials) for p in tutorials + modules}
     bad = {p: found for p, found in report.items() if found}
     for path, found in bad.items():

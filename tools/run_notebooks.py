@@ -1,7 +1,7 @@
 """Re-execute notebooks in place and save their outputs, with a static PNG beside every plotly figure.
 
     python tools/run_notebooks.py                                   # every notebook nbdev-test would run
-    python tools/run_notebooks.py nbs/tutorials/*.ipynb nbs/0*.ipynb --jobs 2
+    python tools/run_notebooks.py nbs/tutorials/*.ipynb nbs/api/*.ipynb --jobs 2
     python tools/run_notebooks.py nbs/tutorials/05_methods_side_by_side.ipynb --notest   # the long experiments too
 
 Each notebook runs in its own process with nbdev-test's executor (execnb's `CaptureShell`, the notebook's folder as
