@@ -170,8 +170,8 @@ def _choice_names(key: str) -> list[str]:
     if key == "format": from oneshot_reason.data import FORMATS; return list(FORMATS)
     if key == "dataset": from oneshot_reason.data import BENCHMARKS; return ["synthetic", "gsm8k", *[b for b in BENCHMARKS if b != "gsm8k"]]
     if key == "reward_preset": from oneshot_reason.rewards import REWARD_PRESETS; return list(REWARD_PRESETS)
-    from oneshot_reason.config import PRESETS
-    from oneshot_reason.methods import known_methods
+    if key == "methods": from oneshot_reason.methods import known_methods; return known_methods() # light: no torch
+    if key == "preset": from oneshot_reason.config import PRESETS; return list(PRESETS)
     raise KeyError(key)
 
 # %% ../nbs/api/26_options.ipynb #4b41aa66
