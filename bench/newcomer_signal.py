@@ -7,7 +7,7 @@ completions of `--max-tokens` tokens for the same `--n-prompts` GSM8K train prom
 them (`data.load_math_file(path, format)` -> chat messages -> the tokenizer's chat template with the generation
 prompt, as TRL's GRPOTrainer does), sampled as TRL samples (temperature, top_p 1, top_k 0, the model's end tokens).
 Shorter budgets and smaller groups are read from the same samples: a completion's first 160 tokens are what a
-160-token budget would have produced under the same random draws, and the first 8 of 16 completions are a group of 8.
+160-token budget would have produced under the same random draws, and completions 1-8 and 9-16 are two groups of 8.
 
 Each completion is scored by every reward stack in `rewards.REWARD_PRESETS` (but `think`, which needs math-verify),
 as TRL passes it (one assistant message), and graded by `check_answer` (the grader behind the package's accuracy,
@@ -116,13 +116,15 @@ def summarize() -> dict:
         for b in BUDGETS:
             for n in GROUPS:
                 if n > min(g["n_gen"] for g in gs): continue
-                cs = [[c[str(b)] for c in g["completions"][:n]] for g in gs]
+                # a group of 16 holds two independent groups of 8: every disjoint slice counts as a group
+                pairs = [(g, [c[str(b)] for c in g["completions"][j:j + n]]) for g in gs for j in range(0, g["n_gen"] - n + 1, n)]
+                gs_n, cs = [g for g, _ in pairs], [grp for _, grp in pairs]
                 flat = [c for grp in cs for c in grp]
                 corr_signal = sum(len({c["correct"] for c in grp}) > 1 for grp in cs)
                 # time: what generating this group alone costs, scaled from the measured 16 x 256 generation by the
                 # decoding steps it needs (the longest completion, +1 for its end token) and the group size
                 secs = [g["seconds"] * (n / g["n_gen"]) * min(b, max(c["tokens"] + 1 for c in grp)) / g["generate_steps"]
-                        for g, grp in zip(gs, cs)]
+                        for g, grp in zip(gs_n, cs)]
                 base = {"format": fmt, "temperature": temp, "max_tokens": b, "n_gen": n, "n_groups": len(cs),
                         "share_cut": round(sum(c["truncated"] for c in flat) / len(flat), 3),
                         "correct_rate": round(sum(c["correct"] for c in flat) / len(flat), 4),
@@ -164,11 +166,11 @@ def main():
         generate(cfgs, a.n_prompts, a.n_gen, a.max_tokens, a.seed)
     res = summarize()
     print(f"{'fmt':>5} {'T':>4} {'tok':>4} {'n':>3} {'preset':>16} {'signal':>6} {'corrsig':>7} {'fmtonly':>7} "
-          f"{'cut':>5} {'correct':>7} {'format':>6} {'s/grp':>6}")
+          f"{'cut':>5} {'correct':>7} {'format':>6} {'s/grp':>6} {'groups':>6}")
     for c in res["candidates"]:
         print(f"{c['format']:>5} {c['temperature']:>4} {c['max_tokens']:>4} {c['n_gen']:>3} {c['reward_preset']:>16} "
               f"{c['share_groups_signal']:>6} {c['share_groups_correctness_signal']:>7} {c['share_signal_format_only']:>7} "
-              f"{c['share_cut']:>5} {c['correct_rate']:>7} {c['format_rate']:>6} {c['seconds_per_group_est']:>6}")
+              f"{c['share_cut']:>5} {c['correct_rate']:>7} {c['format_rate']:>6} {c['seconds_per_group_est']:>6} {c['n_groups']:>6}")
 
 
 if __name__ == "__main__":
