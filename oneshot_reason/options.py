@@ -281,9 +281,9 @@ def _preset_name(opts: TrainOptions) -> str:
 
 # %% ../nbs/api/26_options.ipynb #d0de0002
 MODEL_DEFAULTS: dict[str, dict] = { # named real model -> what its config uses (configs/real_model.yaml, configs/qwen_gsm8k.yaml)
-    "smollm2-135m": dict(format="hash", lora=16, max_steps=30, save_steps=5, iterative_steps=4,
+    "smollm2-135m": dict(format="hash", reward_preset="oneshot-lenient", lora=16, max_steps=30, save_steps=5, iterative_steps=4, # +0.1 for `#### n`: first steps' signal
                          trainer=dict(per_device_train_batch_size=32, num_generations=8, gradient_accumulation_steps=1,
-                                      generation_batch_size=None, steps_per_generation=None, max_completion_length=160,
+                                      generation_batch_size=None, steps_per_generation=None, max_completion_length=256,
                                       learning_rate=1e-4, lr_scheduler_type="constant", warmup_steps=0, temperature=0.7,
                                       logging_steps=1)),
     "qwen2.5-coder-0.5b": dict(format="boxed", lora=16, max_steps=40, save_steps=5, # it answers in \boxed{}, not ####
