@@ -164,6 +164,7 @@ def _get_output_dir(self: CheckpointMixin, trial) -> str:
     staging = getattr(self, "_staging", None)
     return str(staging) if staging is not None else GRPOTrainer._get_output_dir(self, trial)
 
+# %% ../nbs/api/15_checkpoints.ipynb #c24b4451
 def _newest_checkpoint(folder: str | Path) -> Path | None:
     "The newest complete checkpoint in `folder` (None if none), without warning about incomplete ones."
     with warnings.catch_warnings():
@@ -178,6 +179,7 @@ def _rotate(trainer, run_dir: Path) -> None:
     rotate_checkpoints(output_dir=str(run_dir), save_total_limit=trainer.args.save_total_limit,
                        best_model_checkpoint=trainer.state.best_model_checkpoint, use_mtime=True)
 
+# %% ../nbs/api/15_checkpoints.ipynb #c22ba2cf
 @patch
 def _save_checkpoint(self: CheckpointMixin, model, trial):
     "`_write_checkpoint` under `.incomplete/`, moved into the run folder once every process wrote its part: a `checkpoint-N` is complete."

@@ -48,6 +48,7 @@ def register_loss_type(name: str, # the `loss_type` value
     if name in LOSS_TYPES: raise OneShotError(f"loss_type {name!r} is TRL's; give {method}'s reduction another name")
     METHOD_LOSS_TYPES[name] = (method.lower(), reduction)
 
+# %% ../nbs/api/09_config.ipynb #e11ff5cd
 def loss_types() -> tuple[str, ...]:
     "Every accepted `loss_type`: TRL's, then the methods'."
     return LOSS_TYPES + tuple(METHOD_LOSS_TYPES)
@@ -158,6 +159,7 @@ def range_problem(name: str, value) -> str | None:
     if name == "max_steps" and value == -1: return None
     return what if not math.isfinite(value) or value < bound or (excluded and value == bound) else None
 
+# %% ../nbs/api/09_config.ipynb #d168da2d
 def check_ranges(args) -> None: # an `OneShotConfig` before TRL's `__post_init__`
     "Raise `OneShotError` naming the first numeric setting outside its range (`SETTING_RANGES`)."
     for name in SETTING_RANGES:
@@ -175,6 +177,7 @@ def _warn_single_cpu_launch():
                       "processes use `accelerate launch --config_file configs/accelerate/cpu_2proc.yaml` or "
                       "`torchrun --nproc_per_node N`", RuntimeWarning, stacklevel=3)
 
+# %% ../nbs/api/09_config.ipynb #9c406ff8
 def check_oneshot_config(args) -> None: # an `OneShotConfig` before TRL's `__post_init__`
     "Raise `OneShotError` on settings that cannot work together; normalise `algo`; let each method check its own."
     methods = parse_algo(args.algo)
@@ -359,6 +362,7 @@ def _table_settings(markdown: str, # the markdown of a notebook's cells
         if inside and not set(cells[-1]) <= set("-: "): rows += re.findall(r"`(\w+)=([^`]*)`", cells[-1])
     return rows
 
+# %% ../nbs/api/09_config.ipynb #d779ee91
 def preset_table_differences(name: str, # a key of `PRESETS`
                              notebook: str | Path, # the notebook holding the preset's table
                             ) -> list[str]:

@@ -68,6 +68,7 @@ def __getattr__(name: str):
         return (torch.bfloat16, torch.float16)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+# %% ../nbs/api/00_core.ipynb #ee757ca2
 def default_dtype(device: torch.device | str | None = None, # where the model will live
                   stored: torch.dtype | None = None, # the dtype the checkpoint is stored in (its config's `dtype`), if known
                   full_training: bool = False, # every weight will be trained (no LoRA)
@@ -140,6 +141,7 @@ def _json_default(o: Any):
     if isinstance(o, Path): return str(o)
     raise TypeError(f"cannot write {type(o).__name__} to JSON")
 
+# %% ../nbs/api/00_core.ipynb #9d582c1a
 def append_jsonl(path: str | Path, # the file to append to (created with its folder if missing)
                  records: Iterable[dict] | dict, # one record or many
                 ) -> int:
@@ -164,6 +166,7 @@ def _jsonl_problem(raw: bytes) -> tuple[Any, str | None]:
     if not isinstance(record, dict): return None, f"expected a JSON object, got {type(record).__name__}"
     return record, None
 
+# %% ../nbs/api/00_core.ipynb #77eb7437
 def iter_jsonl(path: str | Path, # a JSON Lines file
                skipped: list | None = None, # given: bad lines are noted here as (line number, why) and passed over
               ) -> Iterator[dict]:
@@ -179,10 +182,10 @@ def iter_jsonl(path: str | Path, # a JSON Lines file
             if skipped is not None: skipped.append((i, why)); continue
             raise OneShotError(f"{path}, line {i}: {why}; fix or remove that line")
 
+# %% ../nbs/api/00_core.ipynb #71b9d4cb
 def read_jsonl(path: str | Path, skipped: list | None = None) -> list[dict]:
     "All the objects of a JSON Lines file (see `iter_jsonl`)."
     return list(iter_jsonl(path, skipped))
-
 
 # %% ../nbs/api/00_core.ipynb #5ee0f19f
 def setting_value(value: Any, # a configuration value
@@ -247,6 +250,7 @@ def _safetensors_problem(path: Path) -> str | None:
     if 8 + n + max(ends, default=0) != size: return f"{path.name} is cut short ({size} bytes of {8 + n + max(ends, default=0)})"
     return None
 
+# %% ../nbs/api/00_core.ipynb #85055a42
 def _zip_problem(path: Path) -> str | None:
     "Why a torch file (a zip archive) cannot be read: its central directory at the end is missing; None when it can."
     try:
@@ -256,6 +260,7 @@ def _zip_problem(path: Path) -> str | None:
 
 _WEIGHTS = ("model.safetensors", "adapter_model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "adapter_model.bin")
 
+# %% ../nbs/api/00_core.ipynb #225f8f94
 def checkpoint_problem(checkpoint: str | Path, # a checkpoint-N folder
                       ) -> str | None:
     "Why `checkpoint` cannot be resumed from (in a few words: the file and what is wrong with it); None when its files are complete."

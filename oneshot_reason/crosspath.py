@@ -122,6 +122,7 @@ def _id_list(ids) -> list[int]:
     if isinstance(ids, torch.Tensor): ids = ids.flatten().tolist()
     return [int(ids)] if isinstance(ids, int) else [int(i) for i in ids]
 
+# %% ../nbs/api/11_crosspath.ipynb #c688cc81
 def _stop_ids(model, eos_token_id, pad_token_id) -> tuple[list[int], int]:
     "The EOS ids and the pad id of a sampling run, from the arguments or the model's `generation_config`."
     config = getattr(model, "generation_config", None)
@@ -135,6 +136,7 @@ def _accepts_logits_to_keep(model) -> bool:
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     return "logits_to_keep" in inspect.signature(base.forward).parameters
 
+# %% ../nbs/api/11_crosspath.ipynb #f0f0193c
 def _prefill(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, num_paths: int, keep: dict):
     "Logits (B*G, V) of the next token after each prompt, repeated for its G paths, and the KV cache of the B*G rows."
     G, positions = num_paths, (attention_mask.cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)

@@ -194,6 +194,7 @@ def _step_options(op: str, x: int, d: Difficulty) -> list[int]:
     if op == "*": return list(range(2, min(d.max_factor, d.bound // x) + 1)) if x > 0 else []
     return [n for n in range(2, d.max_factor + 1) if x > 0 and x % n == 0]
 
+# %% ../nbs/api/02_data.ipynb #d86d6681
 def _apply(op: str, x: int, n: int) -> int:
     return {"+": x + n, "-": x - n, "*": x * n, "/": x // n if n else 0}[op]
 
@@ -203,8 +204,10 @@ def _boxes(d: Difficulty) -> list[tuple[int, int]]:
     "(boxes, items per box) pairs whose product stays within bounds."
     return [(a, b) for a in range(2, d.max_factor + 1) for b in range(1, d.max_value + 1) if a * b <= d.bound]
 
+# %% ../nbs/api/02_data.ipynb #eb5fc707
 def _count(n: int, item: str) -> str: return f"{n} {item if n == 1 else _ITEMS[item]}"
 
+# %% ../nbs/api/02_data.ipynb #cd0892c7
 def _draw_start(rng: random.Random, d: Difficulty, name: str, item: str) -> tuple[int, str, str, int]:
     "The opening count: (count, sentence, reasoning, steps used)."
     boxes = _boxes(d)
@@ -395,6 +398,7 @@ def _get(row: dict, column: str) -> Any:
         value = value[key]
     return value
 
+# %% ../nbs/api/02_data.ipynb #3caafb98
 def _has(rows: list[dict], column: str) -> bool:
     "Whether the first row (which sets the layout) has `column`."
     try: _get(rows[0], column); return True
@@ -404,6 +408,7 @@ def _has(rows: list[dict], column: str) -> bool:
 def _is_messages(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(m, dict) and "content" in m for m in value)
 
+# %% ../nbs/api/02_data.ipynb #bda3a5c7
 def _chat(value: Any) -> bool:
     "Chat messages whose contents are all text."
     return _is_messages(value) and all(isinstance(m["content"], str) for m in value)

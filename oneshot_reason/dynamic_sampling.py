@@ -66,6 +66,7 @@ def _is_rows(value, n: int) -> bool:
     "Whether `value` holds one entry per row of `n`: a list of length n or a tensor with n rows."
     return (isinstance(value, list) and len(value) == n) or (isinstance(value, torch.Tensor) and value.dim() > 0 and value.shape[0] == n)
 
+# %% ../nbs/api/14_dynamic_sampling.ipynb #ce4bf3c5
 def take_rows(rows: dict, # per-row values (lists, tensors, dicts of them) and shared ones
               index: list[int] | slice, # the rows to keep, in order (a slice keeps views of tensors)
               n: int, # how many rows `rows` has
@@ -90,6 +91,7 @@ def fit_width(x: torch.Tensor, # rows first
     shape = list(x.shape); shape[dim] = width - n
     return torch.cat([x, x.new_zeros(shape)], dim)
 
+# %% ../nbs/api/14_dynamic_sampling.ipynb #b913e6dc
 def concat_rows(parts: list[dict], # rows of several batches, with the same keys
                 sizes: list[int], # how many rows each part has
                ) -> dict:

@@ -98,6 +98,7 @@ def _cache(model, kind: str, max_len: int):
     if kind == "dynamic": return DynamicCache(config=model.config)
     raise ValueError(f"cache must be 'static' or 'dynamic', got {kind!r}")
 
+# %% ../nbs/api/20_fastgen.ipynb #58f97270
 def _keep_rows(cache, keep: torch.Tensor) -> None:
     "Cut every layer of `cache` down to the batch rows `keep`."
     for layer in cache.layers:

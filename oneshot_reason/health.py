@@ -93,6 +93,7 @@ def _answer_end(text: str) -> int | None:
             if depth == 0: ends.append(i + 1); break
     return min(ends) if ends else None
 
+# %% ../nbs/api/13_health.ipynb #7d131956
 def runs_on(text: str) -> bool:
     "Whether `text` writes more than `RUN_ON_CHARS` visible characters after its first complete answer."
     end = _answer_end(text)
@@ -141,6 +142,7 @@ class HealthCheck:
 
 HEALTH_CHECKS: dict[str, HealthCheck] = {}
 
+# %% ../nbs/api/13_health.ipynb #6b918891
 def health_check(name: str, title: str, threshold: float, fix: str):
     "Register the decorated test as the check `name` (see `HealthCheck`)."
     def register(test):
@@ -190,6 +192,7 @@ def _rise(history: list[dict], role: str) -> tuple[float, list[str]] | None:
                if (a := recent(first, f"rewards/{n}/mean")) is not None and (b := recent(last, f"rewards/{n}/mean")) is not None]
     return (sum(changes) / len(changes), names) if changes else None
 
+# %% ../nbs/api/13_health.ipynb #cd71742c
 @health_check("format_without_substance", "format rises, correctness flat", 0.2,
               "check that the correctness reward reads the answers the model now writes (grade a few completions by "
               "hand), weight correctness above format or drop the format rewards once the layout is learnt, and make "
@@ -242,6 +245,7 @@ def _kl(history: list[dict], threshold: float) -> str | None:
     if kl is None or kl < threshold: return None
     return f"the KL to the reference policy reached {kl:.2f} per token: the policy moved far from where it started"
 
+# %% ../nbs/api/13_health.ipynb #68dc6cd2
 @health_check("clipping", "ratio clipped often", 0.2,
               "lower the learning rate, reuse each batch for fewer updates (num_iterations, steps_per_generation), or widen epsilon")
 def _clipping(history: list[dict], threshold: float) -> str | None:
@@ -373,6 +377,7 @@ def health_summary(events: list[HealthEvent], # what the monitor reported
     notes = [n for n in (loss_note(history, num_iterations),) if n]
     return {"events": [e.to_dict() for e in events], "notes": notes}
 
+# %% ../nbs/api/13_health.ipynb #f7718fcd
 def health_lines(health: dict | None, # `health_summary(...)`, as summary.json keeps it
                 ) -> list[str]:
     "The closing summary's lines about the run's health."

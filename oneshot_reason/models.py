@@ -133,6 +133,7 @@ def _stamped(folder: Path, stamp: dict) -> bool:
     try: return json.loads((folder / STAMP_FILE).read_text()) == stamp
     except (OSError, ValueError): return False
 
+# %% ../nbs/api/06_models.ipynb #6891ad86
 @contextmanager
 def _file_lock(path: Path):
     "Hold an exclusive lock on the file `path` while the block runs (no lock where `fcntl` is missing)."
@@ -143,6 +144,7 @@ def _file_lock(path: Path):
         try: yield
         finally: fcntl.flock(handle, fcntl.LOCK_UN)
 
+# %% ../nbs/api/06_models.ipynb #99491273
 def cached_folder(name: str, # the folder's name in the cache
                   build: Callable[[Path], Any], # writes the model into the empty folder it is given
                   stamp: dict, # what the folder is built from (JSON); a folder with another stamp is built again
@@ -331,6 +333,7 @@ class NamedModel:
     folder: Callable[[], Path] # its Hugging Face folder, built on first use
     check: Callable[[], Any] # raises `OneShotError` naming the fix when the model cannot be had; converts nothing
 
+# %% ../nbs/api/06_models.ipynb #5c4cb3aa
 def _tiny_folder() -> Path:
     "The embedded model's folder, checked."
     if not (tiny_path() / "config.json").exists():
@@ -345,6 +348,7 @@ MODELS: dict[str, NamedModel] = {m.name: m for m in [
                  f"from {q.parts} wheels ({q.dist.format(1)} ... {q.parts}); checked by sha256",
                  partial(split_gguf_folder, q), partial(gguf_parts, q)) for q in (QWEN_CODER_05B, QWEN_CODER_15B))]}
 
+# %% ../nbs/api/06_models.ipynb #ce94df46
 def named_model(name: str | Path, # what the user typed
                ) -> NamedModel | None:
     "The named model `name` stands for (case and spaces ignored), or None."
@@ -371,6 +375,7 @@ def _hub_reachable(endpoint: str, # the Hub's URL, e.g. https://huggingface.co
 # %% ../nbs/api/06_models.ipynb #9bb9e47e
 def _env_flag(name: str) -> bool: return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
+# %% ../nbs/api/06_models.ipynb #b245ed37
 def hub_offline() -> bool:
     "True when the Hugging Face Hub cannot be used: `HF_HUB_OFFLINE`/`TRANSFORMERS_OFFLINE` set, or no connection."
     if _env_flag("HF_HUB_OFFLINE") or _env_flag("TRANSFORMERS_OFFLINE"): return True
@@ -382,6 +387,7 @@ def _not_loadable(name: str, reason: str) -> OneShotError:
                         f"(the embedded offline model), '{SMOLLM2_NAME}' (after `{SMOLLM2_INSTALL}`) or the path of a "
                         "local folder with config.json and safetensors weights")
 
+# %% ../nbs/api/06_models.ipynb #057434d4
 def resolve_model_source(name_or_path: str | Path, # a named model ('tiny', 'smollm2-135m'), a local folder or a Hub id
                         ) -> tuple[str, bool]:
     "Where to load `name_or_path` from and whether to stay off the network: (folder or Hub id, local_files_only)."
@@ -448,12 +454,14 @@ def _is_adapter_folder(name_or_path) -> bool:
     path = Path(str(name_or_path)).expanduser()
     return path.is_dir() and (path / "adapter_config.json").exists() and not (path / "config.json").exists()
 
+# %% ../nbs/api/06_models.ipynb #fc2ad0ff
 def _adapter_base(path: Path) -> str:
     "The base model an adapter folder was trained on."
     base = json.loads((path / "adapter_config.json").read_text()).get("base_model_name_or_path")
     if not base: raise _not_loadable(str(path), "its adapter_config.json names no base model (base_model_name_or_path)")
     return base
 
+# %% ../nbs/api/06_models.ipynb #ca710a84
 def _load_adapter(path: Path, lora=None, **kwargs) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     "A PEFT adapter folder (what training with LoRA saves): its base model with the adapters, merged unless `lora` asks to train on."
     model, tokenizer = load_policy(_adapter_base(path), lora=None, **kwargs)
@@ -471,6 +479,7 @@ def _stored_dtype(source: str, # a folder or a Hub id
     if isinstance(value, str): value = _DTYPES.get(value.lower().removeprefix("torch."))
     return value if isinstance(value, torch.dtype) else None
 
+# %% ../nbs/api/06_models.ipynb #e9e47e4c
 def policy_dtype(name_or_path: str | Path = "tiny", # what `load_policy` is given
                  dtype: str | torch.dtype | None = "auto", # 'auto', a name such as 'bf16', or a torch.dtype
                  device: str | torch.device | None = None, # where the model will live; None: `core.get_device()`

@@ -73,6 +73,7 @@ def _first_answer_block(text: str) -> str | None:
     end = _CLOSE_ANSWER.search(text, start.end())
     return text[start.end():end.start()].strip() if end else None
 
+# %% ../nbs/api/05_rewards.ipynb #7cff7e2b
 def _oneshot_extract(text: str, # a completion or a reference
                      hash_number: re.Pattern = _ONESHOT_HASH, # what counts as the number after `####`
                     ) -> str:
@@ -90,12 +91,14 @@ def _float(text: str) -> float | None:
     try: return float(text)
     except (ValueError, OverflowError): return None
 
+# %% ../nbs/api/05_rewards.ipynb #6c711004
 def _oneshot_match(text: str, reference: str) -> float:
     pred, ref = _oneshot_extract(text), _oneshot_extract(reference)
     x, y = _float(pred), _float(ref)
     if x is None or y is None: return float(pred == ref)
     return float(math.isclose(x, y, rel_tol=_ONESHOT_TOL, abs_tol=_ONESHOT_TOL))
 
+# %% ../nbs/api/05_rewards.ipynb #79b96dc9
 def oneshot_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                         **kwargs) -> list[float | None]:
     "OneShotGRPO's own rule, kept as its reward (accuracy uses `check_answer`): 1.0 when the `<answer>` (or `#### n`) equals the reference as a `float` within 1e-6, or as the same string."
@@ -152,12 +155,14 @@ def _single_number(text: str) -> float | None:
     numbers = _SINGLE_NUMBER.findall(text)
     return float(numbers[0]) if len(numbers) == 1 else None
 
+# %% ../nbs/api/05_rewards.ipynb #9711ec7b
 def _tags_match(text: str, reference: str) -> float:
     pred = _tags_extract(text)
     if pred == reference: return 2.0
     x, y = _single_number(str(pred)), _single_number(reference)
     return 1.5 if x is not None and y is not None and x == y else 0.0
 
+# %% ../nbs/api/05_rewards.ipynb #74c18034
 def tags_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                      **kwargs) -> list[float | None]:
     "The GRPO+M3PO loop's own rule, kept as its reward (accuracy uses `check_answer`): 2.0 for the exact reference in `<answer>`, 1.5 for the same single number, else 0."
@@ -201,6 +206,7 @@ def _hash_match(text: str, reference: str) -> float:
     if answer.endswith("."): answer = answer[:-1].strip()
     return 1.0 if _hrpo_answer(answer) == _hrpo_answer(reference) else 0.0
 
+# %% ../nbs/api/05_rewards.ipynb #13073e8a
 def hash_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                      **kwargs) -> list[float | None]:
     "H3PO/M3PO's own rule, kept as its reward (accuracy uses `check_answer`): 1.0 when there is exactly one `####` and the number after it is the reference."
@@ -215,6 +221,7 @@ def _positions(text: str, needle: str) -> list[int]:
     while i >= 0: found.append(i); i = text.find(needle, i + 1)
     return found
 
+# %% ../nbs/api/05_rewards.ipynb #af3b942e
 def _soft_format_match(text: str) -> bool:
     "Exactly `re.match(_SOFT_FORMAT, text)` (no DOTALL), decided in linear time."
     if not text.startswith("<reasoning>"): return False
@@ -236,6 +243,7 @@ def _soft_format_match(text: str) -> bool:
 def _willccbb_answer(text: str) -> str:
     return text.split("<answer>")[-1].split("</answer>")[0].strip()
 
+# %% ../nbs/api/05_rewards.ipynb #ec02f815
 def willccbb_correctness(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                          **kwargs) -> list[float | None]:
     "willccbb's own rule, kept as its reward (accuracy uses `check_answer`): 2.0 when the `<answer>` text equals the reference exactly."
@@ -275,6 +283,7 @@ def _count_xml(text: str) -> float:
         count -= (len(text.split("\n</answer>")[-1]) - 1) * 0.001
     return count
 
+# %% ../nbs/api/05_rewards.ipynb #47173a66
 def willccbb_xmlcount(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                       **kwargs) -> list[float | None]:
     "willccbb: 0.125 per well-placed tag, minus 0.001 per character after `</answer>`."
@@ -293,6 +302,7 @@ def _think_match(text: str, reference: str) -> float:
     try: return float(_verify_cached("$" + reference + "$", solution, float(SYMBOLIC_REWARD_TIMEOUT)))
     except _SymbolicTimeout: return 0.0
 
+# %% ../nbs/api/05_rewards.ipynb #714f4c80
 def think_accuracy(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                    **kwargs) -> list[float | None]:
     "LUFFY's own rule, kept as its reward (accuracy uses `check_answer`): 1.0 when the text after `</think>` verifies against the reference with math-verify."
@@ -313,6 +323,7 @@ def _verl_last_boxed(text: str) -> str | None:
             if depth == 0: return text[i:m.end()]
     return None
 
+# %% ../nbs/api/05_rewards.ipynb #8f02173d
 def _verl_unbox(boxed: str) -> str | None:
     "verl's `remove_boxed` (None where it would fail its assertions)."
     if "\\boxed " in boxed: return boxed[len("\\boxed "):] if boxed.startswith("\\boxed ") else None
@@ -362,6 +373,7 @@ def _verl_strip(s: str) -> str:
     if s == "0.5": s = "\\frac{1}{2}"
     return _fix_a_slash_b(s)
 
+# %% ../nbs/api/05_rewards.ipynb #a920550e
 def _verl_equiv(a: str, b: str) -> bool:
     try: return _verl_strip(a) == _verl_strip(b)
     except Exception: return a == b
@@ -372,6 +384,7 @@ def _boxed_match(text: str, reference: str) -> float:
     answer = None if boxed is None else _verl_unbox(boxed)
     return 1.0 if answer is not None and _verl_equiv(answer, reference) else 0.0
 
+# %% ../nbs/api/05_rewards.ipynb #3d356b89
 def boxed_accuracy(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                    **kwargs) -> list[float | None]:
     "BuPO/verl's own rule, kept as its reward (accuracy uses `check_answer`): 1.0 when the last `\\boxed{}` equals the reference after Hendrycks normalisation."
@@ -410,6 +423,7 @@ def score(self: RewardStack, completions: Sequence, # strings or chat messages
     "Each function's rewards, by name."
     return {n: list(f(completions=completions, answer=answer, **kwargs)) for n, f in zip(self.names, self.funcs)}
 
+# %% ../nbs/api/05_rewards.ipynb #48fb693e
 @patch
 def total(self: RewardStack, completions: Sequence, # strings or chat messages
           answer: Any = None, # the references

@@ -102,6 +102,7 @@ def state_copy(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     "A detached copy of the model's state dict."
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
+# %% ../nbs/api/01_testing.ipynb #fc6ea22f
 def max_rel_diff(a: dict[str, torch.Tensor], # a state dict
                  b: dict[str, torch.Tensor], # the reference state dict, with the same keys
                 ) -> float:
@@ -142,6 +143,7 @@ def smollm2_available() -> bool:
     try: smollm2_gguf(); return True
     except OneShotError: return False
 
+# %% ../nbs/api/01_testing.ipynb #41ae36a9
 @lru_cache(maxsize=None)
 def smollm2() -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     "SmolLM2-135M-Instruct and its tokenizer on the CPU, in `load_policy`'s auto dtype, in eval mode: loaded once per process."
