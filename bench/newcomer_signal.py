@@ -48,7 +48,8 @@ def cut(ids: list[int], eos: set[int], limit: int) -> tuple[list[int], bool]:
 
 def score(text: str, truncated: bool, answer: str, fmt: str) -> dict:
     "Every reward stack's total, the grader's verdict and whether the format's answer is there, for one completion."
-    from oneshot_reason.rewards import reward_preset, REWARD_PRESETS, check_answer
+    from oneshot_reason.rewards import reward_preset, REWARD_PRESETS
+    from oneshot_reason.grading import check_answer
     from oneshot_reason.models import final_answer
     msg = [[{"role": "assistant", "content": text}]]
     out = {p: reward_preset(p).total(msg, answer=[answer])[0] for p in REWARD_PRESETS if p != "think"}
