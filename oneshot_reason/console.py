@@ -212,7 +212,7 @@ def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_m
         lines.append(batch_layout(config))
     filled = [n for n in getattr(opts, "_model_defaults", []) if _header_value(opts, n) is not None]
     if filled:
-        lines.append(f"{opts.model}'s own defaults, as the package's runs of it used (configs/real_model.yaml), for what was not set: "
+        lines.append(f"{opts.model}'s own defaults (MODEL_DEFAULTS: the package's own runs of it, and on GSM8K bench/newcomer_signal.py), for what was not set: "
                      + ", ".join(f"{n.removeprefix('trainer.')} {_header_value(opts, n)}" for n in filled))
     flags = [f.name for f in fields(TrainOptions)]
     return lines + [cli_words(n, flags) if opts._interface == "cli" else n for n in run_notes(config, opts.model or "tiny")]
