@@ -455,6 +455,31 @@ def bupo_phases(log_history: list[dict], # the trainer's `state.log_history`
         else: out.append({"phase": phase, "first_step": step, "last_step": step})
     return out
 
+# %% ../nbs/api/18_bupo.ipynb #1dd55b58
+@patch
+def summary(self: BupoMethod, trainer) -> dict:
+    "summary.json's 'bupo': the layer and schedule chosen (`choices`) and the phases as trained."
+    return {**self.choices(), "phases": bupo_phases(trainer.state.log_history)}
+
+@patch(cls_method=True)
+def summary_lines(cls: BupoMethod, entry: dict) -> list[str]:
+    "The layer of the internal policy, of the model's depth, and the steps of each phase."
+    if entry.get("internal_layer") is None: return []
+    phases = "; ".join(f"{p['phase']} steps {p['first_step']}-{p['last_step']}" for p in entry.get("phases", []))
+    return [f"BuPO: internal policy of decoder layer {entry['internal_layer']} of {entry.get('num_layers', '?')}" + (f"; {phases}" if phases else "")]
+
+# %% ../nbs/api/18_bupo.ipynb #c0d8fb75
+@patch(cls_method=True)
+def report_items(cls: BupoMethod, entry: dict) -> list:
+    "A note on the layer and the schedule, and a table of the phases as trained (when there are any)."
+    layer = entry.get("internal_layer")
+    note = (f"BuPO: the internal policy of decoder layer {layer} of {entry.get('num_layers', '?')}, "
+            f"phase 1 through step {entry.get('internal_phase_through_step', '?')} (iterative_steps "
+            f"{entry.get('iterative_steps', '?')}, {entry.get('steps_per_generation', '?')} optimizer steps per generation).")
+    words = {"internal": f"internal policy (layer {layer})", "full": "full model"}
+    phases = [{"phase": words.get(p["phase"], p["phase"]), "steps": f"{p['first_step']}-{p['last_step']}"} for p in entry.get("phases", [])]
+    return [note, (phases, ["phase", "steps"])] if phases else [note]
+
 # %% ../nbs/api/18_bupo.ipynb #15f3e2e5
 register_preset("bupo", lambda: dict(algo="bupo", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,
                          top_p=1.0, num_generations=8, per_device_train_batch_size=8, gradient_accumulation_steps=4,

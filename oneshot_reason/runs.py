@@ -216,16 +216,10 @@ def _record_choices(out: Path, manifest: dict, opts: TrainOptions, trainer) -> N
 
 # %% ../nbs/api/29_runs.ipynb #aea98239
 def method_summaries(trainer) -> dict:
-    "summary.json's entries for the methods: 'luffy' (own and mixed reward, correctness), 'bupo' (layer, phases as trained)."
-    out, names = {}, [m.name for m in trainer.methods]
-    if "luffy" in names:
-        from oneshot_reason.luffy import luffy_summary
-        if (luffy := luffy_summary(trainer.state.log_history)) is not None: out["luffy"] = luffy
-    if "bupo" in names:
-        from oneshot_reason.bupo import bupo_phases
-        method = trainer.methods[names.index("bupo")]
-        out["bupo"] = {**method.choices(), "phases": bupo_phases(trainer.state.log_history)}
-    return out
+    "summary.json's entries for the methods, each from the method's own `summary` (LUFFY: own and mixed reward; BuPO: layer, phases as trained)."
+    from oneshot_reason.methods import methods_named
+    by_name = {m.name: m for m in trainer.methods}
+    return {c.name: entry for c in methods_named(by_name) if (entry := by_name[c.name].summary(trainer)) is not None}
 
 # %% ../nbs/api/29_runs.ipynb #19d21f80
 def _step_of(step: int, # the step a checkpoint holds
