@@ -285,10 +285,12 @@ def default_internal_layer(num_layers: int, # decoder layers of the model
 class BupoFields:
     "BuPO's fields of `OneShotConfig`: the internal layer policy and its phase."
     internal_layer: int | None = field(default=None, metadata={"help": "BuPO layer k whose logit lens "
-        "softmax(lm_head(h_k)/T) is trained in phase 1 (reference: 5 for Qwen3-4B); None lets BuPO choose."})
+        "softmax(lm_head(h_k)/T) is trained in phase 1 (reference: 5 for Qwen3-4B); None lets BuPO choose.",
+        "flag": {"help": "BuPO: the layer whose policy is optimised first (default: BuPO's choice)", "least": 0}})
     iterative_steps: int = field(default=30, metadata={"help": "BuPO phase-1 length, counted in optimizer steps "
         "(trainer.state.global_step). BuPO's script counts rollout batches: 30 of 300, each batch 4 optimizer steps "
-        "(128 prompts, mini-batches of 32), so phase 1 is the first 10% of training there."})
+        "(128 prompts, mini-batches of 32), so phase 1 is the first 10% of training there.",
+        "flag": {"help": "BuPO: optimizer steps of the internal-layer phase (default: the preset's: 5 offline, 120 in bupo)", "least": 0}})
     internal_norm: bool = field(default=False, metadata={"help": "BuPO: apply the final norm before lm_head "
         "(the reference code does not)."})
 
@@ -300,6 +302,7 @@ class BupoMethod(TrainerMethod):
     settings = ("internal_layer", "iterative_steps", "internal_norm")
     config_fields = BupoFields # its OneShotConfig fields (above)
     demo_settings = {"iterative_steps": 5} # the offline demo: a third of its 15 steps on the internal layer, then the full model
+    model_defaults = {"smollm2-135m": {"iterative_steps": 4}} # configs/real_model.yaml's bupo-synthetic
 
     def __init__(self, args):
         super().__init__(args)

@@ -16,7 +16,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from .core import OneShotError, is_main_process, world_size
-from .options import TrainOptions, cli_words
+from .options import TrainOptions, cli_words, option_fields
 from .runfiles import write_text_atomic
 
 # %% auto #0
@@ -209,7 +209,7 @@ def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_m
     if filled:
         lines.append(f"{opts.model}'s own defaults, as the package's runs of it used (configs/real_model.yaml), for what was not set: "
                      + ", ".join(f"{n.removeprefix('trainer.')} {_header_value(opts, n)}" for n in filled))
-    flags = [f.name for f in fields(TrainOptions)]
+    flags = [f.name for f in option_fields(TrainOptions)] # the methods' own flags among them
     return lines + [cli_words(n, flags) if opts._interface == "cli" else n for n in run_notes(config, opts.model or "tiny")]
 
 # %% ../nbs/api/28_console.ipynb #a8d42ca9

@@ -17,7 +17,7 @@ from typing import Any
 
 from .core import (OneShotError, chat_text, checkpoint_finished, checkpoint_step, is_main_process, read_json,
                                  set_seed, world_size)
-from .options import (FORMAT_REWARDS, EvalOptions, GenerateOptions, SettingError, TrainOptions, _eval_benchmark, _name,
+from .options import (FORMAT_REWARDS, EvalOptions, GenerateOptions, SettingError, TrainOptions, _eval_benchmark, _name, method_flags,
                                     _preset_name, _setting, check_options, load_options, make_options, model_format)
 from .runfiles import (FILES_LIST, RunLock, SaveError, _names, _read_run_json, clear_run, eval_output_dir, other_files,
                                      prepare_run_dir, run_manifest, save_errors, write_text_atomic)
@@ -109,9 +109,7 @@ def _trainer_config(opts: TrainOptions):
     overrides = dict(output_dir=opts.output_dir, seed=opts.seed, data_seed=opts.seed, algo=opts.algo, format=opts.format)
     if opts.max_steps is not None: overrides["max_steps"] = opts.max_steps
     if opts.save_steps is not None: overrides["save_steps"] = opts.save_steps
-    if opts.internal_layer is not None: overrides["internal_layer"] = opts.internal_layer
-    if opts.iterative_steps is not None: overrides["iterative_steps"] = opts.iterative_steps
-    if opts.cross_path_mode is not None: overrides["cross_path_mode"] = opts.cross_path_mode
+    overrides |= {f.name: getattr(opts, f.name) for f in method_flags() if getattr(opts, f.name) is not None} # BuPO's --internal-layer, ...
     if opts.dynamic_sampling: overrides["dynamic_sampling"] = True
     if not {"bf16", "fp16"} & set(opts.trainer): overrides["bf16"] = str(_run_dtypes(opts)[1]) == "torch.bfloat16"
     if not opts.offline_demo and opts.model != "tiny" and "gradient_checkpointing" not in opts.trainer:
