@@ -285,10 +285,12 @@ def default_internal_layer(num_layers: int, # decoder layers of the model
 class BupoFields:
     "BuPO's fields of `OneShotConfig`: the internal layer policy and its phase."
     internal_layer: int | None = field(default=None, metadata={"help": "BuPO layer k whose logit lens "
-        "softmax(lm_head(h_k)/T) is trained in phase 1 (reference: 5 for Qwen3-4B); None lets BuPO choose."})
+        "softmax(lm_head(h_k)/T) is trained in phase 1 (reference: 5 for Qwen3-4B); None lets BuPO choose.",
+        "flag": {"help": "BuPO: the layer whose policy is optimised first (default: BuPO's choice)", "least": 0}})
     iterative_steps: int = field(default=30, metadata={"help": "BuPO phase-1 length, counted in optimizer steps "
         "(trainer.state.global_step). BuPO's script counts rollout batches: 30 of 300, each batch 4 optimizer steps "
-        "(128 prompts, mini-batches of 32), so phase 1 is the first 10% of training there."})
+        "(128 prompts, mini-batches of 32), so phase 1 is the first 10% of training there.",
+        "flag": {"help": "BuPO: optimizer steps of the internal-layer phase (default: the preset's: 5 offline, 120 in bupo)", "least": 0}})
     internal_norm: bool = field(default=False, metadata={"help": "BuPO: apply the final norm before lm_head "
         "(the reference code does not)."})
 
@@ -300,6 +302,7 @@ class BupoMethod(TrainerMethod):
     settings = ("internal_layer", "iterative_steps", "internal_norm")
     config_fields = BupoFields # its OneShotConfig fields (above)
     demo_settings = {"iterative_steps": 5} # the offline demo: a third of its 15 steps on the internal layer, then the full model
+    model_defaults = {"smollm2-135m": {"iterative_steps": 4}} # configs/real_model.yaml's bupo-synthetic
 
     def __init__(self, args):
         super().__init__(args)
@@ -454,6 +457,31 @@ def bupo_phases(log_history: list[dict], # the trainer's `state.log_history`
         if out and out[-1]["phase"] == phase: out[-1]["last_step"] = step
         else: out.append({"phase": phase, "first_step": step, "last_step": step})
     return out
+
+# %% ../nbs/api/18_bupo.ipynb #1dd55b58
+@patch
+def summary(self: BupoMethod, trainer) -> dict:
+    "summary.json's 'bupo': the layer and schedule chosen (`choices`) and the phases as trained."
+    return {**self.choices(), "phases": bupo_phases(trainer.state.log_history)}
+
+@patch(cls_method=True)
+def summary_lines(cls: BupoMethod, entry: dict) -> list[str]:
+    "The layer of the internal policy, of the model's depth, and the steps of each phase."
+    if entry.get("internal_layer") is None: return []
+    phases = "; ".join(f"{p['phase']} steps {p['first_step']}-{p['last_step']}" for p in entry.get("phases", []))
+    return [f"BuPO: internal policy of decoder layer {entry['internal_layer']} of {entry.get('num_layers', '?')}" + (f"; {phases}" if phases else "")]
+
+# %% ../nbs/api/18_bupo.ipynb #c0d8fb75
+@patch(cls_method=True)
+def report_items(cls: BupoMethod, entry: dict) -> list:
+    "A note on the layer and the schedule, and a table of the phases as trained (when there are any)."
+    layer = entry.get("internal_layer")
+    note = (f"BuPO: the internal policy of decoder layer {layer} of {entry.get('num_layers', '?')}, "
+            f"phase 1 through step {entry.get('internal_phase_through_step', '?')} (iterative_steps "
+            f"{entry.get('iterative_steps', '?')}, {entry.get('steps_per_generation', '?')} optimizer steps per generation).")
+    words = {"internal": f"internal policy (layer {layer})", "full": "full model"}
+    phases = [{"phase": words.get(p["phase"], p["phase"]), "steps": f"{p['first_step']}-{p['last_step']}"} for p in entry.get("phases", [])]
+    return [note, (phases, ["phase", "steps"])] if phases else [note]
 
 # %% ../nbs/api/18_bupo.ipynb #15f3e2e5
 register_preset("bupo", lambda: dict(algo="bupo", learning_rate=1e-6, lr_scheduler_type="constant", beta=0.0, temperature=1.0,

@@ -20,7 +20,8 @@ from typing import Any
 import yaml
 
 from .core import OneShotError, last_complete_checkpoint
-from .options import (EvalOptions, GenerateOptions, SettingError, TrainOptions, _choices, _did_you_mean, add_flags,
+from .methods import known_methods, load_methods, registered_methods
+from .options import (EvalOptions, GenerateOptions, SettingError, TrainOptions, _choices, _did_you_mean, add_flags, method_flags,
                                     cli_words, load_options, make_options)
 from .runfiles import FILES_LIST, STAGING, report_output, run_files, unwritable_error
 from .console import Console, eval_text, generate_text
@@ -167,22 +168,28 @@ def _after_interrupt(args: argparse.Namespace, # the parsed flags of the interru
 def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
         ) -> int:
     "Entry point of the `oneshot-reason` console script; returns the exit status."
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "train" in argv and {"-h", "--help"} & set(argv): load_methods() # the help lists every method's own flags
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
+        if extra and args.command == "train" and set(known_methods()) - {m.name for m in registered_methods()}:
+            load_methods() # perhaps a method's own flag (--internal-layer): every method declares its flags as it loads
+            parser = build_parser(); args, extra = parser.parse_known_args(argv)
         if extra: # the sub-command says it, with the nearest flag
             sub = parser.commands[args.command]
             sub.error(f"unrecognized arguments: {' '.join(extra)}" + _did_you_mean(extra[0], sub._option_string_actions))
     except SystemExit as e: return int(e.code or 0) # --help (0) or a flag argparse refused (2, one line printed)
     try:
-        with one_line_warnings(): _dispatch(args, list(sys.argv[1:] if argv is None else argv))
+        with one_line_warnings(): _dispatch(args, argv)
     except OneShotError as e:
         yaml_keys = set()
         if args.command == "train" and getattr(args, "config", None):
             try: yaml_keys = set(yaml.safe_load(Path(args.config).read_text()) or {})
             except Exception: pass
         message = " ".join(str(e).split()) # one line
-        if not isinstance(e, SettingError): message = cli_words(message, list(vars(args)), yaml_keys)
+        flags = [*vars(args), *(f.name for f in method_flags())] if args.command == "train" else list(vars(args))
+        if not isinstance(e, SettingError): message = cli_words(message, flags, yaml_keys)
         print(f"oneshot-reason: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e: # SIGINT, or SIGTERM after the trainer saved its step (`TrainingInterrupted`)

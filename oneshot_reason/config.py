@@ -110,7 +110,7 @@ def add_config_fields(method: type, # a `TrainerMethod` subclass; its `config_fi
         if name in own: setattr(cls, name, f) # the Field objects, as before `dataclass` ran: defaults, factories and help survive
     for f in fields(extra):
         own[f.name], FIELD_OWNERS[f.name] = hints.get(f.name, f.type), method.name
-        setattr(cls, f.name, field(default=f.default, default_factory=f.default_factory, metadata=f.metadata))
+        setattr(cls, f.name, field(default=f.default, default_factory=f.default_factory, metadata={k: v for k, v in f.metadata.items() if k != "flag"})) # `flag`: the command line's (options), not HfArgumentParser's
     for generated in ("__init__", "__repr__", "__eq__", "__match_args__"):
         if generated in cls.__dict__: delattr(cls, generated)
     dataclass(cls)

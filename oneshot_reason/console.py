@@ -16,7 +16,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from .core import OneShotError, is_main_process, world_size
-from .options import TrainOptions, cli_words
+from .options import TrainOptions, cli_words, option_fields
 from .runfiles import write_text_atomic
 
 # %% auto #0
@@ -50,14 +50,18 @@ def step_line(logs: dict, # the metrics TRL logs at a step
               step: int, # the step
               max_steps: int, # the run's length
              ) -> str:
-    "One compact line: step, mean reward, correctness (the correctness reward's mean), completion length, time per step."
-    parts = [f"step {step:>{len(str(max_steps))}}/{max_steps}"]
-    own = lambda key, f: f" (own {format(logs[key], f)})" if key in logs else "" # LUFFY: the model's completions alone
-    if "reward" in logs: parts.append(f"reward {logs['reward']:.3f}" + own("luffy/on_policy_reward", ".3f"))
+    "One compact line: step, mean reward, correctness (the correctness reward's mean), completion length, time per step, and what the methods add."
+    from oneshot_reason.methods import methods_named
+    parts, more = [f"step {step:>{len(str(max_steps))}}/{max_steps}"], {}
+    for method in methods_named({k.split("/")[0] for k in logs if "/" in k}): # a method's metrics carry its name (luffy/...)
+        for key, text in method.step_fields(logs).items(): more[key] = more.get(key, "") + text
+    reward_more, correct_more = more.pop("reward", ""), more.pop("correct", "")
+    if "reward" in logs: parts.append(f"reward {logs['reward']:.3f}" + reward_more)
     else: parts.append("trained on the last generation's completions") # one generation feeds several steps
     correct = next((v for k, v in logs.items() if re.search(r"(correct|accuracy)[^/]*/mean$", k)), None)
-    if correct is not None: parts.append(f"correct {correct:6.1%}" + own("luffy/on_policy_correct", ".1%"))
+    if correct is not None: parts.append(f"correct {correct:6.1%}" + correct_more)
     if "completions/mean_length" in logs: parts.append(f"length {logs['completions/mean_length']:5.1f}")
+    parts += more.values()
     if "step_time" in logs: parts.append(f"{logs['step_time']:.1f} s/step")
     return " | ".join(parts)
 
@@ -115,18 +119,9 @@ def _health_lines(health: dict | None) -> list[str]:
 
 # %% ../nbs/api/28_console.ipynb #e4a1c0d1
 def _method_lines(summary: dict) -> list[str]:
-    "The closing summary's lines about the methods: LUFFY's own reward beside the mixed one, BuPO's layer and phases."
-    lines, luffy, bupo = [], summary.get("luffy"), summary.get("bupo")
-    if luffy and "reward_own" in luffy:
-        line = (f"LUFFY, mean of {luffy['logged_steps']} logged steps: the model's own reward {luffy['reward_own']:.3f} "
-                f"(mixed with the demonstrations {luffy.get('reward_mixed', float('nan')):.3f})")
-        if "correct_own" in luffy: line += f", own correct {luffy['correct_own']:.1%} (mixed {luffy.get('correct_mixed', float('nan')):.1%})"
-        lines.append(line)
-    if bupo and bupo.get("internal_layer") is not None:
-        phases = "; ".join(f"{p['phase']} steps {p['first_step']}-{p['last_step']}" for p in bupo.get("phases", []))
-        lines.append(f"BuPO: internal policy of decoder layer {bupo['internal_layer']} of {bupo.get('num_layers', '?')}"
-                     + (f"; {phases}" if phases else ""))
-    return lines
+    "The closing summary's lines about the methods, each method's own `summary_lines` (LUFFY's own reward beside the mixed one, BuPO's layer and phases)."
+    from oneshot_reason.methods import methods_named
+    return [line for m in methods_named(summary) if summary[m.name] and isinstance(summary[m.name], dict) for line in m.summary_lines(summary[m.name])]
 
 # %% ../nbs/api/28_console.ipynb #96cce0ae
 def _next_eval(summary: dict, final: str) -> str:
@@ -214,7 +209,7 @@ def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_m
     if filled:
         lines.append(f"{opts.model}'s own defaults (MODEL_DEFAULTS: the package's own runs of it, and on GSM8K bench/newcomer_signal.py), for what was not set: "
                      + ", ".join(f"{n.removeprefix('trainer.')} {_header_value(opts, n)}" for n in filled))
-    flags = [f.name for f in fields(TrainOptions)]
+    flags = [f.name for f in option_fields(TrainOptions)] # the methods' own flags among them
     return lines + [cli_words(n, flags) if opts._interface == "cli" else n for n in run_notes(config, opts.model or "tiny")]
 
 # %% ../nbs/api/28_console.ipynb #a8d42ca9

@@ -293,6 +293,38 @@ def luffy_summary(log_history: list[dict], # the trainer's `state.log_history` (
         if values: out[key], out[f"{key}_last"] = sum(values) / len(values), values[-1]
     return out
 
+# %% ../nbs/api/17_luffy.ipynb #efb3834b
+@patch
+def summary(self: LuffyMethod, trainer) -> dict | None:
+    "summary.json's 'luffy': `luffy_summary` of the run's logged steps."
+    return luffy_summary(trainer.state.log_history)
+
+@patch(cls_method=True)
+def summary_lines(cls: LuffyMethod, entry: dict) -> list[str]:
+    "The model's own reward (and correctness) beside the mixed groups', as means over the logged steps."
+    if "reward_own" not in entry: return []
+    line = (f"LUFFY, mean of {entry['logged_steps']} logged steps: the model's own reward {entry['reward_own']:.3f} "
+            f"(mixed with the demonstrations {entry.get('reward_mixed', float('nan')):.3f})")
+    if "correct_own" in entry: line += f", own correct {entry['correct_own']:.1%} (mixed {entry.get('correct_mixed', float('nan')):.1%})"
+    return [line]
+
+# %% ../nbs/api/17_luffy.ipynb #b6b417b4
+@patch(cls_method=True)
+def report_items(cls: LuffyMethod, entry: dict) -> list:
+    "A note and a table: reward and correctness of the model's own completions, of the mixed groups, and own at the last step."
+    pct = lambda v: "" if v is None else f"{v:.1%}"
+    num = lambda v: "" if v is None else f"{v:.3f}"
+    columns = ["", "the model's own completions", "mixed groups (with demonstrations)", "own, last step"]
+    rows = [dict(zip(columns, [what, show(entry.get(f"{key}_own")), show(entry.get(f"{key}_mixed")), show(entry.get(f"{key}_own_last"))]))
+            for what, key, show in (("reward", "reward", num), ("correct", "correct", pct))]
+    return [f"LUFFY, mean over {entry.get('logged_steps', '?')} logged steps; the mixed numbers count the demonstrations' reward.", (rows, columns)]
+
+@patch(cls_method=True)
+def step_fields(cls: LuffyMethod, logs: dict) -> dict[str, str]:
+    "The model's own reward and correctness, after the mixed groups' (which count the demonstrations)."
+    own = {"reward": ("luffy/on_policy_reward", ".3f"), "correct": ("luffy/on_policy_correct", ".1%")}
+    return {part: f" (own {format(logs[key], f)})" for part, (key, f) in own.items() if key in logs}
+
 # %% ../nbs/api/17_luffy.ipynb #96b3d4a2
 def _global_masked_mean(trainer, values: torch.Tensor, mask: torch.Tensor) -> float | None:
     "Mean of `values` where `mask`, over every process; None where the mask is empty everywhere."

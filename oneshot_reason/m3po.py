@@ -171,7 +171,11 @@ class M3POFields:
     cross_path_mode: str = field(default="paper", metadata={"help": "M3PO's form: 'paper' blends the next input "
         "embeddings of thinking paths (weights from their next-token distributions) and replays the blend in the "
         "training log-probs; 'h3po' is H3PO's code: the final hidden state before lm_head is blended (weights from its "
-        "cosine) on every path at every step, and the training log-probs are plain."})
+        "cosine) on every path at every step, and the training log-probs are plain.",
+        "flag": {"help": "M3PO's form: paper (blend the next inputs of thinking paths, replayed in training) or h3po (H3PO's code: blend the "
+                 "hidden state before lm_head, plain training log-probs) (default: the preset's: h3po in m3po, else paper)",
+                 "choices": CROSS_PATH_MODES, "accepted": "choose paper (the paper's blend of the next inputs) or h3po "
+                 "(H3PO's code: the hidden state before lm_head)"}})
 
 # %% ../nbs/api/16_m3po.ipynb #a20c8d2f
 @register_method("m3po")
@@ -180,6 +184,7 @@ class M3POMethod(TrainerMethod):
     delimiter_ids: list[list[int]] | None = None # token sequences that end the thinking phase (found in `setup`)
     settings = ("cross_path_lambda", "cross_path_temperature", "cross_path_mode")
     config_fields = M3POFields # its OneShotConfig fields (above)
+    model_defaults = {"smollm2-135m": {"temperature": 0.5}} # M3PO's own sampling temperature with that model
 
     @classmethod
     def check_config(cls, args) -> None:

@@ -22,7 +22,7 @@ if TYPE_CHECKING: import torch # in the hooks' annotations only
 # %% auto #0
 __all__ = ['METHOD_ENTRY_POINTS', 'ALGO_PRESETS', 'TrainerMethod', 'register_method', 'on_register', 'builtin_methods',
            'plugin_methods', 'known_methods', 'parse_algo', 'get_method', 'load_methods', 'registered_methods',
-           'method_hooks']
+           'methods_named', 'method_hooks']
 
 # %% ../nbs/api/08_methods.ipynb #a126919f
 def _error(message: str) -> Exception:
@@ -40,6 +40,7 @@ class TrainerMethod:
     settings: ClassVar[tuple[str, ...]] = () # this method's config fields that a resumed run must share
     config_fields: ClassVar[type | None] = None # a dataclass of this method's own `OneShotConfig` fields, added when it registers
     demo_settings: ClassVar[dict] = {} # what the offline demo's preset (`cpu-demo`) sets for this method's fields
+    model_defaults: ClassVar[dict[str, dict]] = {} # named real model -> the config fields this method sets for it (its flags' too) unless given
 
     def __init__(self, args): self.args = args # the trainer's config (an `OneShotConfig`)
 
@@ -67,6 +68,28 @@ def notes(cls: TrainerMethod, args, model=None) -> list[str]:
 @patch
 def choices(self: TrainerMethod) -> dict:
     "What the method chose itself once set up (BuPO: the layer it picked), for the run's `run.json`; empty by default."
+    return {}
+
+# %% ../nbs/api/08_methods.ipynb #2ab1c823
+@patch
+def summary(self: TrainerMethod, trainer) -> dict | None:
+    "The method's entry of the run's `summary.json`, once training ends (from `trainer.state.log_history`); None: no entry."
+    return None
+
+@patch(cls_method=True)
+def summary_lines(cls: TrainerMethod, entry: dict) -> list[str]:
+    "The console's closing lines about the method, from its `summary.json` entry."
+    return []
+
+# %% ../nbs/api/08_methods.ipynb #4d7404cf
+@patch(cls_method=True)
+def report_items(cls: TrainerMethod, entry: dict) -> list:
+    "The report's 'Method' section from the method's `summary.json` entry (or `run.json`'s `chosen` one): each a note (text) or a table (rows, columns)."
+    return []
+
+@patch(cls_method=True)
+def step_fields(cls: TrainerMethod, logs: dict) -> dict[str, str]:
+    "What the console's step line adds from a logged step's metrics: 'reward' or 'correct' -> text after that part, any other key -> a part of its own."
     return {}
 
 # %% ../nbs/api/08_methods.ipynb #f246a0e9
@@ -206,6 +229,14 @@ def load_methods() -> list[str]:
 def registered_methods() -> list[type[TrainerMethod]]:
     "The method classes registered so far, in the order they registered."
     return list(_METHODS.values())
+
+# %% ../nbs/api/08_methods.ipynb #d2292bba
+def methods_named(names, # any names: summary.json's keys, metric prefixes
+                 ) -> list[type[TrainerMethod]]:
+    "The classes of those `names` that are methods, in this package's reading order then the others' (imported only those)."
+    names = {str(n).lower() for n in names}
+    order = [*builtin_methods(), *sorted(set(known_methods()) - set(builtin_methods()))]
+    return [get_method(n) for n in order if n in names]
 
 # %% ../nbs/api/08_methods.ipynb #aaa92358
 def method_hooks(methods: list[TrainerMethod], # the run's methods, in `algo` order

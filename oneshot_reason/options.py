@@ -18,8 +18,8 @@ import yaml
 from .core import OneShotError
 
 # %% auto #0
-__all__ = ['DTYPE_HELP', 'MODEL_NAMES', 'FORMAT_REWARDS', 'MODEL_DEFAULTS', 'MODEL_METHOD_DEFAULTS', 'EVAL_BATCH_SIZE',
-           'TrainOptions', 'SettingError', 'apply_model_defaults', 'model_format', 'fill_method_defaults',
+__all__ = ['DTYPE_HELP', 'MODEL_NAMES', 'FORMAT_REWARDS', 'MODEL_DEFAULTS', 'EVAL_BATCH_SIZE', 'TrainOptions', 'SettingError',
+           'method_flags', 'option_fields', 'apply_model_defaults', 'model_format', 'fill_method_defaults',
            'check_options', 'load_options', 'cli_words', 'EvalOptions', 'GenerateOptions', 'make_options', 'add_flags']
 
 # %% ../nbs/api/26_options.ipynb #e4d58175
@@ -60,11 +60,13 @@ class TrainOptions:
     eval_benchmark: str | None = _opt(None, "held-out problems evaluated before, during and after training: synthetic, gsm8k, math500, aime24, aime25, amc23 or a data file (default: synthetic for the offline demo, else no evaluation)")
     n_eval: int = _opt(200, "held-out problems evaluated (the first N of a benchmark; 0 skips the evaluation)")
     eval_steps: int = _opt(50, "also evaluate them every N steps, into heldout.jsonl (0: only before and after)")
-    internal_layer: int | None = _opt(None, "BuPO: the layer whose policy is optimised first (default: BuPO's choice)")
-    iterative_steps: int | None = _opt(None, "BuPO: optimizer steps of the internal-layer phase (default: the preset's: 5 offline, 120 in bupo)")
-    cross_path_mode: str | None = _opt(None, "M3PO's form: paper (blend the next inputs of thinking paths, replayed in training) or h3po (H3PO's code: blend the hidden state before lm_head, plain training log-probs) (default: the preset's: h3po in m3po, else paper)")
     dynamic_sampling: bool = _opt(False, "DAPO's dynamic sampling: drop groups whose completions all earn the same reward and generate more prompts until each batch holds only groups with signal (trainer: dynamic_sampling_max_rounds caps the rounds, 4 by default)")
     trainer: dict = _opt(None, "any other OneShotConfig field (YAML only)", factory=dict)
+
+    def __getattr__(self, name: str):
+        "A method's own flag (`method_flags`) that was not given: None."
+        if not name.startswith("_") and name in {f.name for f in method_flags()}: return None
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def offline_demo(self) -> bool: return self.model in (None, "tiny") and self.dataset in (None, "synthetic") and not self.data_path
@@ -112,6 +114,25 @@ def _kind(annotation) -> str:
     if parts in ({"float"}, {"float", "int"}): return "float"
     return next(iter(parts)) if len(parts) == 1 and parts <= {"bool", "int", "str"} else "other"
 
+# %% ../nbs/api/26_options.ipynb #f16a8fb7
+def method_flags() -> list:
+    "The `train` options the registered methods declare (their `config_fields` with a `flag` entry), as option fields whose None is 'not given'."
+    from oneshot_reason.methods import registered_methods
+    out = {}
+    for method in registered_methods():
+        for f in fields(method.config_fields) if method.config_fields is not None else ():
+            if not (flag := f.metadata.get("flag")): continue
+            option = _opt(None, flag["help"], least=flag.get("least"), accepted=flag.get("accepted"))
+            option.metadata = {**option.metadata, "choices": flag.get("choices")}
+            option.name, option.type = f.name, f"{_kind(f.type)} | None"
+            out.setdefault(f.name, option)
+    return list(out.values())
+
+# %% ../nbs/api/26_options.ipynb #28062e43
+def option_fields(cls) -> list:
+    "The options of `cls`: its fields, and for `TrainOptions` the registered methods' flags (`method_flags`)."
+    return [*fields(cls), *(method_flags() if cls is TrainOptions else ())]
+
 # %% ../nbs/api/26_options.ipynb #e67a10b5
 _KIND_WORDS = {"int": "a whole number", "float": "a number (e.g. 1e-5)", "bool": "true or false", "str": "text"}
 
@@ -139,8 +160,8 @@ def _convert(value: Any, kind: str) -> Any:
     return value
 
 # %% ../nbs/api/26_options.ipynb #e24e22a4
-_RANGES = {"max_steps": 1, "save_steps": 1, "seed": 0, "lora": 0, "n_train": 1, "n_eval": 0, "eval_steps": 0,
-           "internal_layer": 0, "iterative_steps": 0} # the smallest accepted value of each number
+_RANGES = {"max_steps": 1, "save_steps": 1, "seed": 0, "lora": 0, "n_train": 1, "n_eval": 0,
+           "eval_steps": 0} # the smallest accepted value of each number (a method's flags: their `least`)
 
 def _least(f) -> tuple[Any, str | None]:
     "A field's smallest accepted value (None: any) and the words of a refusal, from its declaration (`_RANGES` for `TrainOptions`)."
@@ -152,7 +173,7 @@ def _least(f) -> tuple[Any, str | None]:
 # %% ../nbs/api/26_options.ipynb #5f0d7c1c
 def _check_values(opts) -> None:
     "Convert each option of `opts` (a `TrainOptions`, `EvalOptions` or `GenerateOptions`) to its field's type and check its range; one line naming the setting on the first bad one."
-    for f in fields(opts):
+    for f in option_fields(type(opts)):
         if f.name == "trainer": continue
         value, kind = getattr(opts, f.name), _kind(f.type)
         least, words = _least(f)
@@ -194,11 +215,10 @@ def _check_choices(opts: TrainOptions) -> None:
         if key == "dataset": value = opts.dataset = value.lower()
         if value not in (names := _choice_names(key)):
             raise _refuse(opts, key, value, f"unknown {key.replace('_', ' ')}; choose one of {', '.join(names)}" + _did_you_mean(value, names))
-    if opts.cross_path_mode is not None:
-        from oneshot_reason.crosspath import CROSS_PATH_MODES
-        if opts.cross_path_mode not in CROSS_PATH_MODES:
-            raise _refuse(opts, "cross_path_mode", opts.cross_path_mode, "choose paper (the paper's blend of the next inputs) or h3po "
-                          "(H3PO's code: the hidden state before lm_head)" + _did_you_mean(opts.cross_path_mode, CROSS_PATH_MODES))
+    for f in method_flags(): # a method's flag with a list of choices (M3PO's cross_path_mode)
+        value, choices = getattr(opts, f.name), f.metadata.get("choices")
+        if choices and value is not None and value not in choices:
+            raise _refuse(opts, f.name, value, (f.metadata.get("accepted") or f"choose one of {', '.join(choices)}") + _did_you_mean(value, choices))
     if opts.algo == "grpo": return # the default: no registry to ask
     from oneshot_reason.methods import parse_algo
     try: opts.algo = "+".join(parse_algo(opts.algo)) or "grpo"
@@ -279,9 +299,20 @@ def _preset_name(opts: TrainOptions) -> str:
     from oneshot_reason.config import method_defaults # each method's own preset, registered from its notebook
     return "cpu-demo" if opts.offline_demo else method_defaults(opts.algo)[0]
 
+# %% ../nbs/api/26_options.ipynb #99aa8611
+def _methods_model_defaults(algo: str, # the run's methods
+                            model: str, # a named real model (`MODEL_DEFAULTS`)
+                           ) -> tuple[dict, dict]:
+    "What the run's methods set for `model` (their `model_defaults`): their own flags (every method's), other config fields (the first method's, whose preset the run takes)."
+    from oneshot_reason.methods import get_method, parse_algo
+    methods = [get_method(m) for m in parse_algo(algo)]
+    flags = {f.name for f in method_flags()}
+    own = {n: v for m in methods for n, v in m.model_defaults.get(model, {}).items() if n in flags}
+    return own, {n: v for n, v in (methods[0].model_defaults.get(model, {}) if methods else {}).items() if n not in flags}
+
 # %% ../nbs/api/26_options.ipynb #d0de0002
 MODEL_DEFAULTS: dict[str, dict] = { # named real model -> what its config uses (configs/real_model.yaml, configs/qwen_gsm8k.yaml)
-    "smollm2-135m": dict(format="hash", reward_preset="oneshot-lenient", lora=16, max_steps=30, save_steps=5, iterative_steps=4, # +0.1 for `#### n`: first steps' signal
+    "smollm2-135m": dict(format="hash", reward_preset="oneshot-lenient", lora=16, max_steps=30, save_steps=5, # +0.1 for `#### n`: first steps' signal
                          trainer=dict(per_device_train_batch_size=32, num_generations=8, gradient_accumulation_steps=1,
                                       generation_batch_size=None, steps_per_generation=None, max_completion_length=256,
                                       learning_rate=1e-4, lr_scheduler_type="constant", warmup_steps=0, temperature=0.7,
@@ -292,18 +323,17 @@ MODEL_DEFAULTS: dict[str, dict] = { # named real model -> what its config uses (
                                             learning_rate=2e-5, lr_scheduler_type="constant", warmup_steps=0, temperature=0.8,
                                             logging_steps=1)),
 }
-MODEL_METHOD_DEFAULTS: dict[str, dict[str, dict]] = {"smollm2-135m": {"m3po": {"temperature": 0.5}}} # M3PO's own temperature
 
 def apply_model_defaults(opts: TrainOptions) -> list[str]:
-    "Fill the settings left unset from `MODEL_DEFAULTS` of a named real model (none with an explicit preset); returns their names."
+    "Fill the settings left unset from `MODEL_DEFAULTS` of a named real model and the methods' own `model_defaults` (none with an explicit preset); returns their names."
     key = str(opts.model or "").strip().lower().replace(" ", "")
     if opts.preset is not None or key not in MODEL_DEFAULTS: return []
     defaults, filled = MODEL_DEFAULTS[key], []
-    for name, value in defaults.items():
+    own, trainer_own = _methods_model_defaults(opts.algo, key)
+    for name, value in {**defaults, **own}.items():
         if name == "trainer" or getattr(opts, name) is not None or name in opts.trainer: continue
-        if name == "iterative_steps" and "bupo" not in opts.algo: continue
         setattr(opts, name, value); filled.append(name)
-    trainer = {**defaults["trainer"], **MODEL_METHOD_DEFAULTS.get(key, {}).get(opts.algo.split("+")[0], {})}
+    trainer = {**defaults["trainer"], **trainer_own}
     if not opts.lora: trainer.pop("learning_rate") # all weights train: the preset's full-weight rate, not a LoRA rate
     for name, value in trainer.items():
         if name not in opts.trainer: opts.trainer[name] = value; filled.append(f"trainer.{name}")
@@ -361,7 +391,13 @@ def load_options(config: str | Path | None = None, # a YAML file of options (top
                  **flags, # options given on the command line or as arguments; None means 'not given'
                 ) -> TrainOptions:
     "Options of a training run: defaults, then the YAML file, then the flags; every value checked."
-    known = [f.name for f in fields(TrainOptions)]
+    known = [f.name for f in option_fields(TrainOptions)]
+    def is_known(name: str) -> bool:
+        nonlocal known
+        if name not in known: # perhaps a method's flag: load every method (their modules declare them), once
+            from oneshot_reason.methods import load_methods
+            load_methods(); known = [f.name for f in option_fields(TrainOptions)]
+        return name in known
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     config_path = str(config) if config is not None else None
@@ -374,24 +410,26 @@ def load_options(config: str | Path | None = None, # a YAML file of options (top
         if not isinstance(loaded, dict): raise SettingError(f"{path}: expected a mapping of options (key: value) at the top level")
         for key, value in loaded.items():
             name = str(key).replace("-", "_")
-            if name not in known:
+            if not is_known(name):
                 raise SettingError(f"{key} (in {path}): unknown key" + (_did_you_mean(name, known) or f"; known keys: {', '.join(known)}")
                                    + " (OneShotConfig fields go under `trainer:`)")
             values[name], sources[name] = value, "yaml"
     for key, value in flags.items():
         if value is None: continue
-        if key not in known:
+        if not is_known(key):
             raise SettingError(f"load_options got an unknown option {key}={value!r}" + (_did_you_mean(key, known) or f"; known: {', '.join(known)}"))
         values[key], sources[key] = value, interface
     if isinstance(values.get("trainer"), dict): values["trainer"] = dict(values["trainer"])
-    opts = TrainOptions(**values)
+    own = {f.name for f in method_flags()}
+    opts = TrainOptions(**{k: v for k, v in values.items() if k not in own})
+    for name in own: setattr(opts, name, values.get(name))
     opts._sources, opts._interface, opts._config_path = sources, interface, config_path
     return check_options(opts)
 
 # %% ../nbs/api/26_options.ipynb #69192e20
 def _name(opts, key: str) -> str:
     "A setting's bare name in the user's words: `--algo` on the command line, `algo` in a file or in Python."
-    is_flag = key in {f.name for f in fields(TrainOptions)} and key != "trainer"
+    is_flag = key in {f.name for f in option_fields(TrainOptions)} and key != "trainer"
     return _flag(key) if is_flag and getattr(opts, "_sources", {}).get(key, getattr(opts, "_interface", "python")) == "cli" else key
 
 # %% ../nbs/api/26_options.ipynb #9bf7d89f
@@ -467,8 +505,8 @@ def add_flags(parser, # an `argparse.ArgumentParser`
               cls, # `TrainOptions`, `EvalOptions` or `GenerateOptions`
               typed: bool = False, # argparse converts int and float values (else they stay strings)
              ) -> None:
-    "One flag per field of `cls` (except `trainer`, a YAML mapping); None means 'not given'."
-    for f in fields(cls):
+    "One flag per option of `cls` (except `trainer`, a YAML mapping), the registered methods' flags among `train`'s; None means 'not given'."
+    for f in option_fields(cls):
         if f.name == "trainer": continue
         kind, help = _kind(f.type), f.metadata["help"]
         if f.default is not None and "(default" not in help and kind != "bool": help += f" (default: {f.default})"

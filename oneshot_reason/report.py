@@ -20,13 +20,14 @@ from plotly.offline import get_plotlyjs
 
 from .core import OneShotError, iter_jsonl
 from .health import health_events
+from .methods import known_methods, methods_named
 from .runlog import _event_files, _read_run_json, read_completions, read_scalars
 from .explorer import _number, group_html, signal_groups, spread_samples
 from .viz import (ACCURACY_KINDS, _accuracies, accuracy_bars, cross_path_heatmap, cross_path_lines, health_history,
                                 health_timeline, heldout_curve, length_curve, reward_curve, scalar_curves)
 
 # %% auto #0
-__all__ = ['METHOD_SUMMARY_KEYS', 'write_report']
+__all__ = ['write_report']
 
 # %% ../nbs/api/25_report.ipynb #24b3513b
 def _figure_html(fig: go.Figure, n: int) -> str:
@@ -67,33 +68,19 @@ class _Page:
         try: self.figure(make())
         except OneShotError as e: self.note(f"{missing} ({e})")
 
-# %% ../nbs/api/25_report.ipynb #a9b8c7d1
-METHOD_SUMMARY_KEYS = ("luffy", "bupo") # summary.json entries shown by `_methods_section`, not in the summary's table
-
 # %% ../nbs/api/25_report.ipynb #d30e1086
 def _methods_section(page: _Page, run_dir: Path):
-    "LUFFY's own and mixed reward and correctness; BuPO's layer and phases. Nothing for a run of neither method."
+    "Each method's own section (`report_items`: LUFFY's own and mixed reward, BuPO's layer and phases); nothing for plain GRPO."
     read = lambda name: (_read_run_json(run_dir / name) or {}) if (run_dir / name).exists() else {} # damaged: said once, left out
     summary, chosen = read("summary.json"), read("run.json").get("chosen", {})
-    luffy, bupo = summary.get("luffy"), summary.get("bupo") or chosen.get("bupo")
-    if not luffy and not bupo: return
+    entries = [(m, summary.get(m.name) or chosen.get(m.name)) for m in methods_named({*summary, *chosen})]
+    entries = [(m, e) for m, e in entries if e and isinstance(e, dict)] # a run not finished: what the method chose (run.json)
+    if not entries: return
     page.add("<h2>Method</h2>")
-    if luffy:
-        pct = lambda v: "" if v is None else f"{v:.1%}"
-        num = lambda v: "" if v is None else f"{v:.3f}"
-        rows = [{"": "reward", "the model's own completions": num(luffy.get("reward_own")), "mixed groups (with demonstrations)": num(luffy.get("reward_mixed")),
-                 "own, last step": num(luffy.get("reward_own_last"))},
-                {"": "correct", "the model's own completions": pct(luffy.get("correct_own")), "mixed groups (with demonstrations)": pct(luffy.get("correct_mixed")),
-                 "own, last step": pct(luffy.get("correct_own_last"))}]
-        page.note(f"LUFFY, mean over {luffy.get('logged_steps', '?')} logged steps; the mixed numbers count the demonstrations' reward.")
-        page.add(_table_html(rows, ["", "the model's own completions", "mixed groups (with demonstrations)", "own, last step"]))
-    if bupo:
-        page.note(f"BuPO: the internal policy of decoder layer {bupo.get('internal_layer')} of {bupo.get('num_layers', '?')}, "
-                  f"phase 1 through step {bupo.get('internal_phase_through_step', '?')} (iterative_steps "
-                  f"{bupo.get('iterative_steps', '?')}, {bupo.get('steps_per_generation', '?')} optimizer steps per generation).")
-        words = {"internal": f"internal policy (layer {bupo.get('internal_layer')})", "full": "full model"}
-        phases = [{"phase": words.get(p["phase"], p["phase"]), "steps": f"{p['first_step']}-{p['last_step']}"} for p in bupo.get("phases", [])]
-        if phases: page.add(_table_html(phases, ["phase", "steps"]))
+    for method, entry in entries:
+        for item in method.report_items(entry):
+            if isinstance(item, str): page.note(item)
+            else: page.add(_table_html(*item))
 
 # %% ../nbs/api/25_report.ipynb #495c8518
 _ACCURACY_WORDS = {"strict": "strict (the answer where the format requires it)", "lenient": "lenient (the final answer anywhere)"}
@@ -124,7 +111,7 @@ def _summary_section(page: _Page, run_dir: Path):
     if found: page.figure(accuracy_bars(summary, names=[run_dir.name]))
     else: page.note("summary.json has no held-out accuracy before or after training: the run was not evaluated.")
     shown_keys = {f"{a}_{k}_{w}" for a in ("accuracy", "correct") for k in ACCURACY_KINDS for w in ("before", "after")}
-    shown_keys |= {"accuracy_before", "accuracy_after", "health", *METHOD_SUMMARY_KEYS}
+    shown_keys |= {"accuracy_before", "accuracy_after", "health", *(set(summary) & set(known_methods()))} # the methods' entries: in their section
     others = [{"key": k, "value": _format(v)} for k, v in summary.items() if k not in shown_keys]
     if others: page.add(_table_html(others, ["key", "value"]))
 

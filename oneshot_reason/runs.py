@@ -17,7 +17,7 @@ from typing import Any
 
 from .core import (OneShotError, chat_text, checkpoint_finished, checkpoint_step, is_main_process, read_json,
                                  set_seed, world_size)
-from .options import (FORMAT_REWARDS, EvalOptions, GenerateOptions, SettingError, TrainOptions, _eval_benchmark, _name,
+from .options import (FORMAT_REWARDS, EvalOptions, GenerateOptions, SettingError, TrainOptions, _eval_benchmark, _name, method_flags,
                                     _preset_name, _setting, check_options, load_options, make_options, model_format)
 from .runfiles import (FILES_LIST, RunLock, SaveError, _names, _read_run_json, clear_run, eval_output_dir, other_files,
                                      prepare_run_dir, run_manifest, save_errors, write_text_atomic)
@@ -109,9 +109,7 @@ def _trainer_config(opts: TrainOptions):
     overrides = dict(output_dir=opts.output_dir, seed=opts.seed, data_seed=opts.seed, algo=opts.algo, format=opts.format)
     if opts.max_steps is not None: overrides["max_steps"] = opts.max_steps
     if opts.save_steps is not None: overrides["save_steps"] = opts.save_steps
-    if opts.internal_layer is not None: overrides["internal_layer"] = opts.internal_layer
-    if opts.iterative_steps is not None: overrides["iterative_steps"] = opts.iterative_steps
-    if opts.cross_path_mode is not None: overrides["cross_path_mode"] = opts.cross_path_mode
+    overrides |= {f.name: getattr(opts, f.name) for f in method_flags() if getattr(opts, f.name) is not None} # BuPO's --internal-layer, ...
     if opts.dynamic_sampling: overrides["dynamic_sampling"] = True
     if not {"bf16", "fp16"} & set(opts.trainer): overrides["bf16"] = str(_run_dtypes(opts)[1]) == "torch.bfloat16"
     if not opts.offline_demo and opts.model != "tiny" and "gradient_checkpointing" not in opts.trainer:
@@ -216,16 +214,10 @@ def _record_choices(out: Path, manifest: dict, opts: TrainOptions, trainer) -> N
 
 # %% ../nbs/api/29_runs.ipynb #aea98239
 def method_summaries(trainer) -> dict:
-    "summary.json's entries for the methods: 'luffy' (own and mixed reward, correctness), 'bupo' (layer, phases as trained)."
-    out, names = {}, [m.name for m in trainer.methods]
-    if "luffy" in names:
-        from oneshot_reason.luffy import luffy_summary
-        if (luffy := luffy_summary(trainer.state.log_history)) is not None: out["luffy"] = luffy
-    if "bupo" in names:
-        from oneshot_reason.bupo import bupo_phases
-        method = trainer.methods[names.index("bupo")]
-        out["bupo"] = {**method.choices(), "phases": bupo_phases(trainer.state.log_history)}
-    return out
+    "summary.json's entries for the methods, each from the method's own `summary` (LUFFY: own and mixed reward; BuPO: layer, phases as trained)."
+    from oneshot_reason.methods import methods_named
+    by_name = {m.name: m for m in trainer.methods}
+    return {c.name: entry for c in methods_named(by_name) if (entry := by_name[c.name].summary(trainer)) is not None}
 
 # %% ../nbs/api/29_runs.ipynb #19d21f80
 def _step_of(step: int, # the step a checkpoint holds
