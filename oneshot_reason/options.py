@@ -185,6 +185,30 @@ def _check_values(opts) -> None:
         setattr(opts, f.name, value)
     if not isinstance(getattr(opts, "trainer", {}), dict): raise _refuse(opts, "trainer", opts.trainer, "expected a mapping of OneShotConfig fields")
 
+# %% ../nbs/api/01_options.ipynb #998d49f7
+def _preset_names_in_source() -> list[str]:
+    "The presets this package registers, read from its modules' source in `PRESETS`' order; none imported."
+    import importlib.util
+    package, found = Path(importlib.util.find_spec("oneshot_reason").origin).parent, []
+    for path in package.glob("*.py"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        source = re.search(r"File to edit: (\S+)", text[:1000])
+        for m in re.finditer(r"^register_preset\(\s*[\"']([\w-]+)[\"']", text, flags=re.M):
+            end = re.compile(r"\n(?=\S)").search(text, m.end()) # the call ends where the next statement starts
+            call = text[m.start():end.start() if end else None]
+            place = 2 if re.search(r"\blast\s*=\s*True", call) else 1 if re.search(r"\bmethod\s*=", call) else 0
+            found.append((place, source.group(1) if source else path.name, m.start(), m.group(1)))
+    return [name for *_, name in sorted(found)]
+
+# %% ../nbs/api/01_options.ipynb #be1eaf67
+def _preset_names() -> list[str]:
+    "Every preset `--preset` accepts: from the sources (no torch) unless a plug-in or this session may have added one."
+    import sys
+    from oneshot_reason.methods import plugin_methods
+    if "oneshot_reason.config" not in sys.modules and not plugin_methods(): return _preset_names_in_source()
+    from oneshot_reason.config import PRESETS
+    return list(PRESETS)
+
 # %% ../nbs/api/01_options.ipynb #8e2b6ecf
 def _choice_names(key: str) -> list[str]:
     "The accepted values of one option that names something, importing only the registry that holds them (formats and datasets: no torch)."
@@ -192,7 +216,7 @@ def _choice_names(key: str) -> list[str]:
     if key == "dataset": from oneshot_reason.data import BENCHMARKS; return ["synthetic", "gsm8k", *[b for b in BENCHMARKS if b != "gsm8k"]]
     if key == "reward_preset": from oneshot_reason.rewards import REWARD_PRESETS; return list(REWARD_PRESETS)
     if key == "methods": from oneshot_reason.methods import known_methods; return known_methods() # light: no torch
-    if key == "preset": from oneshot_reason.config import PRESETS; return list(PRESETS)
+    if key == "preset": return _preset_names()
     raise KeyError(key)
 
 # %% ../nbs/api/01_options.ipynb #4b41aa66
