@@ -308,6 +308,15 @@ def log_fields(self: M3POMethod, trainer, batch: dict) -> dict[str, list]:
     n = batch["m3po_weights"].shape[0]
     return cross_path_log_fields(batch, trainer.num_generations, first_row=trainer.accelerator.process_index * n)
 
+# %% ../nbs/api/18_m3po.ipynb #6816eec1
+@patch(cls_method=True)
+def report_figures(cls: M3POMethod, run_dir, completions) -> list:
+    "A heading and the heatmap and lines of the attention weights of one group, when the run's completions hold them."
+    if completions is None or "cross_path_weights" not in completions or not completions.cross_path_weights.notna().any(): return []
+    from oneshot_reason.viz import cross_path_heatmap, cross_path_lines
+    return ["M3PO per-path attention weights", (lambda: cross_path_heatmap(completions), "No attention heatmap"),
+            (lambda: cross_path_lines(completions), "No attention lines")]
+
 # %% ../nbs/api/18_m3po.ipynb #630e2629
 def _h3po_optim() -> str:
     "H3PO's paged 8-bit AdamW where bitsandbytes can run it (a CUDA GPU), else plain AdamW."

@@ -92,6 +92,12 @@ def step_fields(cls: TrainerMethod, logs: dict) -> dict[str, str]:
     "What the console's step line adds from a logged step's metrics: 'reward' or 'correct' -> text after that part, any other key -> a part of its own."
     return {}
 
+# %% ../nbs/api/10_methods.ipynb #dc86a1be
+@patch(cls_method=True)
+def report_figures(cls: TrainerMethod, run_dir: Path, completions) -> list:
+    "The report's figures of the method, from the run's folder and its completions (`runlog.read_completions`, None without any): each a heading (text) or a figure, (make, missing): `make()` draws it or raises `OneShotError`, and the report notes `missing` instead."
+    return []
+
 # %% ../nbs/api/10_methods.ipynb #f246a0e9
 @patch
 def setup(self: TrainerMethod, trainer) -> None:

@@ -23,7 +23,7 @@ from .health import health_events
 from .methods import known_methods, methods_named
 from .runlog import _event_files, _read_run_json, read_completions, read_scalars
 from .explorer import _number, group_html, signal_groups, spread_samples
-from .viz import (ACCURACY_KINDS, _accuracies, accuracy_bars, cross_path_heatmap, cross_path_lines, health_history,
+from .viz import (ACCURACY_KINDS, _accuracies, accuracy_bars, health_history,
                                 health_timeline, heldout_curve, length_curve, reward_curve, scalar_curves)
 
 # %% auto #0
@@ -184,9 +184,17 @@ def _evaluation_section(page: _Page, run_dir: Path):
 # %% ../nbs/api/27_report.ipynb #2fa2612c
 _SAMPLE_CHARS = 2000 # characters of a training completion shown in the report
 
+# %% ../nbs/api/27_report.ipynb #a5c07885
+def _figures_section(page: _Page, run_dir: Path, completions):
+    "Each method's own figures (`report_figures`): a heading (`<h2>`) or a figure, with a note where it cannot be drawn."
+    for method in methods_named(known_methods()): # each method finds its own traces in the run's files
+        for item in method.report_figures(run_dir, completions):
+            if isinstance(item, str): page.add(f"<h2>{html.escape(item)}</h2>")
+            else: page.attempt(*item)
+
 # %% ../nbs/api/27_report.ipynb #3a940276
 def _samples_section(page: _Page, run_dir: Path, n_samples: int):
-    "Sample completions at the first and last logged steps and, for M3PO runs, the attention figures."
+    "Sample completions at the first and last logged steps, then the methods' own figures (M3PO: the attention weights)."
     page.add("<h2>Sample completions</h2>")
     completions = read_completions(run_dir) if (run_dir / "completions.jsonl").exists() else None
     if completions is None or not len(completions):
@@ -207,10 +215,7 @@ def _samples_section(page: _Page, run_dir: Path, n_samples: int):
         page.add(f"<h3>{'first' if k == 0 else 'last'} logged step: {step}</h3>"
                  f'<p class="osr-note">{html.escape(why)}; {len(shown)} of its {len(chosen)} completions shown.</p>'
                  + group_html(shown, max_chars=_SAMPLE_CHARS, css=(k == 0)))
-    if "cross_path_weights" in completions and completions.cross_path_weights.notna().any():
-        page.add("<h2>M3PO per-path attention weights</h2>")
-        page.attempt(lambda: cross_path_heatmap(completions), "No attention heatmap")
-        page.attempt(lambda: cross_path_lines(completions), "No attention lines")
+    _figures_section(page, run_dir, completions)
 
 # %% ../nbs/api/27_report.ipynb #c67fb0e0
 def write_report(run_dir: str | Path, # the run folder (output_dir of training or evaluation)
