@@ -20,8 +20,8 @@ if TYPE_CHECKING: import torch
 
 # %% auto #0
 __all__ = ['OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype', 'compute_dtype', 'chat_text', 'as_number',
-           'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl', 'setting_value', 'read_json',
-           'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem', 'last_complete_checkpoint',
+           'package_sources', 'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl', 'setting_value',
+           'read_json', 'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem', 'last_complete_checkpoint',
            'is_main_process', 'world_size']
 
 # %% ../nbs/api/00_core.ipynb #fcc57688
@@ -123,6 +123,20 @@ def as_number(value: Any, # a logged value: a number, a numeric string, a one-el
     try: value = float(value)
     except (TypeError, ValueError): return missing
     return missing if math.isnan(value) or (finite and math.isinf(value)) else value
+
+# %% ../nbs/api/00_core.ipynb #43231a2a
+import re
+
+def package_sources() -> list[tuple[str, str, str]]:
+    "(module, notebook, text) of each of this package's modules, in the notebooks' order, read from disk (none imported)."
+    import importlib.util
+    package, found = Path(importlib.util.find_spec("oneshot_reason").origin).parent, []
+    for path in package.glob("*.py"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        notebook = re.search(r"File to edit: (\S+\.ipynb)", text[:1000])
+        found.append((notebook.group(1) if notebook else path.name, f"oneshot_reason.{path.stem}", text))
+    return [(module, notebook, text) for notebook, module, text in sorted(found)]
+
 
 # %% ../nbs/api/00_core.ipynb #46fe3bd8
 def local_data_dir() -> Path | None:

@@ -172,13 +172,11 @@ METHOD_ENTRY_POINTS = "oneshot_reason.methods" # the entry-point group under whi
 @functools.cache
 def builtin_methods() -> dict[str, str]:
     "name -> module of each method this package registers, in the notebooks' reading order, read from the modules' source (none imported)."
-    package, found = Path(importlib.util.find_spec("oneshot_reason").origin).parent, []
-    for path in package.glob("*.py"):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        source = re.search(r"File to edit: (\S+)", text[:1000])
-        for name in re.findall(r"^@register_method\(\s*[\"'](\w+)[\"']", text, flags=re.M):
-            found.append((source.group(1) if source else path.name, name.lower(), f"oneshot_reason.{path.stem}"))
+    from oneshot_reason.core import package_sources # light: no torch
+    found = [(notebook, name.lower(), module) for module, notebook, text in package_sources()
+             for name in re.findall(r"^@register_method\(\s*[\"'](\w+)[\"']", text, flags=re.M)]
     return {name: module for _, name, module in sorted(found)}
+
 
 # %% ../nbs/api/10_methods.ipynb #05c27a13
 @functools.cache

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from .core import OneShotError
+from .core import OneShotError, package_sources
 
 # %% auto #0
 __all__ = ['DTYPE_HELP', 'MODEL_NAMES', 'FORMAT_REWARDS', 'MODEL_DEFAULTS', 'EVAL_BATCH_SIZE', 'TrainOptions', 'SettingError',
@@ -188,17 +188,15 @@ def _check_values(opts) -> None:
 # %% ../nbs/api/01_options.ipynb #998d49f7
 def _preset_names_in_source() -> list[str]:
     "The presets this package registers, read from its modules' source in `PRESETS`' order; none imported."
-    import importlib.util
-    package, found = Path(importlib.util.find_spec("oneshot_reason").origin).parent, []
-    for path in package.glob("*.py"):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        source = re.search(r"File to edit: (\S+)", text[:1000])
+    found = []
+    for module, notebook, text in package_sources():
         for m in re.finditer(r"^register_preset\(\s*[\"']([\w-]+)[\"']", text, flags=re.M):
             end = re.compile(r"\n(?=\S)").search(text, m.end()) # the call ends where the next statement starts
             call = text[m.start():end.start() if end else None]
             place = 2 if re.search(r"\blast\s*=\s*True", call) else 1 if re.search(r"\bmethod\s*=", call) else 0
-            found.append((place, source.group(1) if source else path.name, m.start(), m.group(1)))
+            found.append((place, notebook, m.start(), m.group(1)))
     return [name for *_, name in sorted(found)]
+
 
 # %% ../nbs/api/01_options.ipynb #be1eaf67
 def _preset_names() -> list[str]:
