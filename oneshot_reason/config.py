@@ -27,12 +27,12 @@ from .methods import (ALGO_PRESETS, builtin_methods, get_method, load_methods, o
 from .models import resolve_model_source
 
 # %% auto #0
-__all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'SETTING_RANGES', 'PRESETS', 'PRESET_REWARDS',
-           'PRESET_LORA', 'register_loss_type', 'loss_types', 'OneShotConfig', 'add_config_fields',
-           'check_generation_batch', 'range_problem', 'check_ranges', 'check_oneshot_config', 'as_oneshot_config',
-           'model_config', 'model_num_layers', 'check_whole_groups', 'check_dynamic_sampling', 'check_run', 'run_notes',
-           'register_preset', 'demo_settings', 'config_preset', 'method_defaults', 'preset_table_differences',
-           'batch_layout']
+__all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'SETTING_RANGES', 'EXACT_BUCKETING_LOSS_TYPES',
+           'PRESETS', 'PRESET_REWARDS', 'PRESET_LORA', 'register_loss_type', 'loss_types', 'OneShotConfig',
+           'add_config_fields', 'check_generation_batch', 'range_problem', 'check_ranges', 'check_oneshot_config',
+           'as_oneshot_config', 'model_config', 'model_num_layers', 'check_whole_groups', 'check_dynamic_sampling',
+           'bucketing_problem', 'check_length_bucketing', 'check_run', 'run_notes', 'register_preset', 'demo_settings',
+           'config_preset', 'method_defaults', 'preset_table_differences', 'batch_layout']
 
 # %% ../nbs/api/11_config.ipynb #1d8c60a7
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo") # TRL's; a method adds its own (`register_loss_type`)
@@ -68,6 +68,11 @@ class OneShotConfig(GRPOConfig):
     dynamic_sampling_max_rounds: int = field(default=4, metadata={"help": "Dynamic sampling: generation rounds per "
         "batch at most, the step's own included (DAPO's max_num_gen_batches); at the cap the batch is filled with "
         "groups without signal."})
+    # --- speed ---
+    length_bucketing: bool | None = field(default=None, metadata={"help": "Cut the micro-batches from a generation "
+        "batch sorted by completion length, and score each chunk of rows without the columns that are padding in all "
+        "of them (the same loss, fewer tokens); default: on wherever the loss does not depend on how rows are grouped "
+        "(loss_type dapo, grpo, dr_grpo, ..., one optimizer step per generation batch)."})
     # --- outputs ---
     log_completions_jsonl: bool = field(default=True, metadata={"help": "Append every logged completion to "
         "<output_dir>/completions.jsonl."})
@@ -197,6 +202,7 @@ def check_oneshot_config(args) -> None: # an `OneShotConfig` before TRL's `__pos
         raise OneShotError(f"unknown scale_rewards {args.scale_rewards!r}; choose 'group', 'batch' or 'none'")
     for name in methods: get_method(name).check_config(args)
     if args.dynamic_sampling: check_dynamic_sampling(args)
+    if args.length_bucketing: check_length_bucketing(args)
     if "8bit" in str(args.optim) and not (torch.cuda.is_available() and not args.use_cpu):
         raise OneShotError(f"optim={args.optim!r} needs a CUDA GPU (bitsandbytes); use optim='adamw_torch' on a CPU")
     _warn_single_cpu_launch()
@@ -252,6 +258,27 @@ def check_dynamic_sampling(args) -> None: # an `OneShotConfig` with dynamic_samp
                            f"{args.multi_objective_aggregation!r} normalizes each reward first; use 'sum_then_normalize' or "
                            "dynamic_sampling=False")
     check_whole_groups(args, "dynamic_sampling")
+
+# %% ../nbs/api/11_config.ipynb #950f425b
+EXACT_BUCKETING_LOSS_TYPES = ("dapo", "grpo", "dr_grpo", "sapo", "cispo", "vespo", "luspo") # normalised per sequence or over the generation batch
+
+def bucketing_problem(args) -> str | None: # an `OneShotConfig` (or anything with its fields)
+    "Why sorting micro-batches by length would change this run's loss, or None when it would not."
+    if args.loss_type not in EXACT_BUCKETING_LOSS_TYPES:
+        return f"loss_type {args.loss_type!r} normalises over each micro-batch, so grouping rows by length changes the loss"
+    steps = args.steps_per_generation or args.gradient_accumulation_steps
+    if args.generation_batch_size is None and steps != args.gradient_accumulation_steps:
+        return (f"steps_per_generation {steps} != gradient_accumulation_steps {args.gradient_accumulation_steps}: the "
+                "optimizer would step between micro-batches of different lengths")
+    return None
+
+
+# %% ../nbs/api/11_config.ipynb #dbda873c
+def check_length_bucketing(args) -> None: # an `OneShotConfig` with length_bucketing=True, before TRL's `__post_init__`
+    "Raise `OneShotError` when length bucketing was asked for where it would change the loss."
+    if (problem := bucketing_problem(args)) is not None:
+        raise OneShotError(f"length_bucketing=True: {problem}; leave length_bucketing unset (it is then off here)")
+
 
 # %% ../nbs/api/11_config.ipynb #d13323ae
 def check_run(config: OneShotConfig, # the run's configuration

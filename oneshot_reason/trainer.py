@@ -18,15 +18,16 @@ import torch
 import trl.trainer.utils as trl_utils
 from accelerate.utils import gather, gather_object
 from torch import nn
+from torch.nn import functional as F
 from trl import GRPOConfig, GRPOTrainer
-from trl.trainer.utils import is_async_callable
+from trl.trainer.utils import is_async_callable, shuffle_sequence_dict, split_tensor_dict
 from transformers.integrations import TensorBoardCallback
 from transformers.trainer_callback import TrainerCallback
 from fastcore.basics import patch
 
 from .checkpoints import (CheckpointMixin, GracefulStop, TrainingInterrupted, _StopAtStepEnd, checkpoint_settings,
                                         run_settings, settings_differences, truncate_jsonl_steps)
-from .config import METHOD_LOSS_TYPES, OneShotConfig, as_oneshot_config, check_run, config_preset # the config names re-exported beside the trainer
+from .config import METHOD_LOSS_TYPES, OneShotConfig, as_oneshot_config, bucketing_problem, check_run, config_preset # the config names re-exported beside the trainer
 from .core import OneShotError, append_jsonl, as_number, chat_text, checkpoint_finished, checkpoint_step, last_complete_checkpoint
 from .runfiles import RunLock, save_errors
 from .dynamic_sampling import DynamicSampling, DynamicSamplingMixin, take_rows
@@ -38,7 +39,7 @@ from .trl_compat import install_logprob_fallback
 install_logprob_fallback() # TRL's fused log-prob head, routed by device (see trl_compat)
 
 # %% auto #0
-__all__ = ['new_metric_means', 'OneShotTrainer', 'logps_from_hidden']
+__all__ = ['new_metric_means', 'OneShotTrainer', 'sort_by_length', 'logps_from_hidden', 'padding_span']
 
 # %% ../nbs/api/17_trainer.ipynb #c3715845
 def _resolve_model(model, # a loaded model, or a name for `load_policy`
@@ -256,6 +257,36 @@ def _generate_and_score_completions(self: OneShotTrainer, inputs: list[dict]) ->
         self._batch_inputs, self._logp_batch, self._staged = None, None, {}
     return batch
 
+# %% ../nbs/api/17_trainer.ipynb #0df03fa0
+@patch(as_prop=True)
+def length_bucketing(self: OneShotTrainer) -> bool:
+    "Whether micro-batches are cut from a length-sorted generation batch and scored without their padding columns."
+    asked = getattr(self.args, "length_bucketing", None)
+    return bucketing_problem(self.args) is None if asked is None else bool(asked)
+
+
+# %% ../nbs/api/17_trainer.ipynb #530e0923
+def sort_by_length(batch: dict, # a scored generation batch (`completion_mask` and any per-row values)
+                  ) -> dict:
+    "The batch's rows ordered by completion length, longest first (ties keep their order)."
+    lengths = batch["completion_mask"].sum(1).tolist()
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    return take_rows(batch, order, len(lengths))
+
+
+# %% ../nbs/api/17_trainer.ipynb #4f852b3f
+@patch
+def _prepare_inputs(self: OneShotTrainer, generation_batch):
+    "TRL's buffering of a generation batch's micro-batches; with `length_bucketing`, cut from the batch sorted by length."
+    multimodal = isinstance(generation_batch, list) and any("image" in row or "images" in row for row in generation_batch)
+    if not (self.model.training and self.length_bucketing) or multimodal:
+        return GRPOTrainer._prepare_inputs(self, generation_batch)
+    if self._step % (self.args.steps_per_generation * self.num_iterations) == 0 or self._buffered_inputs is None:
+        batch = shuffle_sequence_dict(self._generate_and_score_completions(generation_batch)) # TRL's shuffle: its random stream
+        self._buffered_inputs = split_tensor_dict(sort_by_length(batch), self.args.steps_per_generation)
+    return self._buffered_inputs[self._step % self.args.steps_per_generation]
+
+
 # %% ../nbs/api/17_trainer.ipynb #3a4bcff5
 def logps_from_hidden(hidden: torch.Tensor, # (B, S, H) hidden states fed to the LM head (after any norm)
                       lm_head: nn.Module, # the output projection (`model.get_output_embeddings()`)
@@ -289,32 +320,60 @@ def _fused_logps(self: OneShotTrainer, model, model_inputs: dict, input_ids, att
         out = model(**model_inputs, labels=labels, fused_lm_head=True)
     return out.log_probs[:, -logits_to_keep:], (out.entropy[:, -logits_to_keep:] if compute_entropy else None)
 
-# %% ../nbs/api/17_trainer.ipynb #e6e988b9
+# %% ../nbs/api/17_trainer.ipynb #2299c55c
+def padding_span(attention_mask: torch.Tensor, # (B, S) 1 for real tokens: prompt, then completion
+                 logits_to_keep: int, # the completion's columns, the last of S
+                ) -> tuple[int, int]:
+    "How many columns on the left (prompt) and on the right (completion) are padding in every row of `attention_mask`."
+    used = attention_mask.bool().any(0).nonzero().flatten()
+    if used.numel() == 0: return 0, 0
+    S = attention_mask.size(1)
+    return min(int(used[0]), S - logits_to_keep), min(S - 1 - int(used[-1]), logits_to_keep - 1)
+
+
+# %% ../nbs/api/17_trainer.ipynb #76a4930e
+@patch
+def _score_chunk(self: OneShotTrainer, model, ids, am, logits_to_keep: int, compute_entropy: bool, rows: dict):
+    "Per-token log-probabilities and entropies (or None) of one chunk of rows, `rows` its per-row extras."
+    if not (self._hooks["model_inputs"] or self._hooks["per_token_logps"]):
+        return GRPOTrainer._get_per_token_logps_and_entropies(self, model, ids, am, logits_to_keep, None, compute_entropy)[:2]
+    model_inputs = None
+    for m in self._hooks["model_inputs"]: model_inputs = m.model_inputs(self, model, ids, am, rows)
+    if model_inputs is None: model_inputs = {"input_ids": ids, "attention_mask": am}
+    out = None
+    for m in self._hooks["per_token_logps"]:
+        out = m.per_token_logps(self, model, model_inputs, ids, logits_to_keep, compute_entropy, rows)
+    return out if out is not None else self._fused_logps(model, model_inputs, ids, am, logits_to_keep, compute_entropy)
+
+
+# %% ../nbs/api/17_trainer.ipynb #f702e0d3
 @patch
 def _get_per_token_logps_and_entropies(self: OneShotTrainer, model, input_ids, attention_mask, logits_to_keep,
                                        batch_size=None, compute_entropy=False, compute_aux_loss=False, **multimodal):
-    "TRL's per-token scoring; with `model_inputs` or `per_token_logps` hooks, chunk by chunk through them."
-    if not (self._hooks["model_inputs"] or self._hooks["per_token_logps"]):
+    "TRL's per-token scoring, chunk by chunk: without the chunk's padding columns (`length_bucketing`), through the hooks."
+    hooked = bool(self._hooks["model_inputs"] or self._hooks["per_token_logps"])
+    if compute_aux_loss or any(v is not None for v in multimodal.values()):
+        if hooked: raise OneShotError(f"{self.args.algo} changes how tokens are scored and supports text-only, non-MoE "
+                                      "models; use algo='grpo' for this model")
         return GRPOTrainer._get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
                                                               batch_size, compute_entropy, compute_aux_loss, **multimodal)
-    if compute_aux_loss or any(v is not None for v in multimodal.values()):
-        raise OneShotError(f"{self.args.algo} changes how tokens are scored and supports text-only, non-MoE models; "
-                           "use algo='grpo' for this model")
-    n = input_ids.size(0)
+    trim = self.length_bucketing and not self._hooks["model_inputs"] # M3PO's rows are laid out by column
+    if not (hooked or trim):
+        return GRPOTrainer._get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
+                                                              batch_size, compute_entropy)
+    n, S = input_ids.shape
     batch_size = batch_size or n
     logps, entropies = [], []
     for start in range(0, n, batch_size):
         end = min(start + batch_size, n)
-        ids, am, rows = input_ids[start:end], attention_mask[start:end], take_rows(self._logp_batch or {}, slice(start, end), n)
-        model_inputs = None
-        for m in self._hooks["model_inputs"]: model_inputs = m.model_inputs(self, model, ids, am, rows)
-        if model_inputs is None: model_inputs = {"input_ids": ids, "attention_mask": am}
-        out = None
-        for m in self._hooks["per_token_logps"]:
-            out = m.per_token_logps(self, model, model_inputs, ids, logits_to_keep, compute_entropy, rows)
-        if out is None: out = self._fused_logps(model, model_inputs, ids, am, logits_to_keep, compute_entropy)
-        logps.append(out[0]); entropies.append(out[1])
+        left, right = padding_span(attention_mask[start:end], logits_to_keep) if trim else (0, 0)
+        cols = slice(left, S - right)
+        lp, ent = self._score_chunk(model, input_ids[start:end, cols], attention_mask[start:end, cols], logits_to_keep - right,
+                                    compute_entropy, take_rows(self._logp_batch or {}, slice(start, end), n))
+        logps.append(F.pad(lp, (0, right)))
+        if compute_entropy: entropies.append(F.pad(ent, (0, right)))
     return torch.cat(logps), (torch.cat(entropies) if compute_entropy else None), None
+
 
 # %% ../nbs/api/17_trainer.ipynb #3e0bac43
 @patch
