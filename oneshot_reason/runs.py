@@ -11,6 +11,7 @@ import argparse
 import functools
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,8 @@ from .console import (Console, RunClock, _cuda, _health_report, _use_console, _w
                                     metric_counts, run_header, summary_text)
 
 # %% auto #0
-__all__ = ['TRAIN_TEXT_LIMIT', 'run_eval', 'run_generate', 'check_offline', 'method_summaries', 'run_train', 'train', 'evaluate',
-           'generate']
+__all__ = ['ACTIVATION_FLOATS', 'ASSUMED_PROMPT_TOKENS', 'TRAIN_TEXT_LIMIT', 'run_eval', 'run_generate', 'check_offline',
+           'activation_bytes', 'available_memory', 'method_summaries', 'run_train', 'train', 'evaluate', 'generate']
 
 # %% ../nbs/api/29_runs.ipynb #85aa4113
 def _dataset_cached(repo: str) -> bool:
@@ -113,11 +114,40 @@ def _trainer_config(opts: TrainOptions):
     if opts.dynamic_sampling: overrides["dynamic_sampling"] = True
     if not {"bf16", "fp16"} & set(opts.trainer): overrides["bf16"] = str(_run_dtypes(opts)[1]) == "torch.bfloat16"
     if not opts.offline_demo and opts.model != "tiny" and "gradient_checkpointing" not in opts.trainer:
-        overrides["gradient_checkpointing"] = True # a real model: recompute activations (bench/memory.py: 41% less peak memory on a CPU)
+        overrides["gradient_checkpointing"] = True # a real model: recompute activations; on a CPU, `_keep_activations` may undo it
     try: return config_preset(_preset_name(opts), **{**overrides, **opts.trainer})
     except OneShotError: raise
     except (ValueError, TypeError) as e: # a value TRL or transformers refuse (e.g. an unknown lr_scheduler_type)
         raise OneShotError(f"OneShotConfig refused the trainer settings: {' '.join(str(e).split())[:300]}; fix them under `trainer:`") from None
+
+# %% ../nbs/api/29_runs.ipynb #7fc90b9c
+ACTIVATION_FLOATS = 15 # float32 values a forward keeps per token, layer and hidden unit for its backward (bench/memory.py)
+ASSUMED_PROMPT_TOKENS = 256 # a math question in a chat template, generously
+
+def activation_bytes(model_config, # the model's config (`num_hidden_layers`, `hidden_size`)
+                     rows: int, # sequences in a micro-batch
+                     tokens: int, # tokens in each
+                    ) -> int:
+    "Estimated bytes of the activations a float32 forward keeps for its backward without checkpointing."
+    return rows * tokens * model_config.num_hidden_layers * model_config.hidden_size * ACTIVATION_FLOATS * 4
+
+
+# %% ../nbs/api/29_runs.ipynb #b9c2f4ab
+def available_memory() -> int | None:
+    "Bytes of memory this machine can still give (Linux's MemAvailable), or None where unknown."
+    try: text = Path("/proc/meminfo").read_text()
+    except OSError: return None
+    found = re.search(r"^MemAvailable:\s+(\d+) kB", text, flags=re.M)
+    return int(found.group(1)) * 1024 if found else None
+
+
+# %% ../nbs/api/29_runs.ipynb #0c9c8922
+def _keep_activations(model_config, config) -> bool:
+    "Whether a CPU run's micro-batch activations fit in a third of the free memory (then no checkpointing)."
+    free = available_memory()
+    tokens = ASSUMED_PROMPT_TOKENS + config.max_completion_length
+    return free is not None and activation_bytes(model_config, config.per_device_train_batch_size, tokens) < free / 3
+
 
 # %% ../nbs/api/29_runs.ipynb #68560e84
 def _heldout_data(opts: TrainOptions):
@@ -319,6 +349,8 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     _barrier()
     from oneshot_reason.models import load_policy
     model, tokenizer = load_policy(opts.model or "tiny", lora=opts.lora, dtype=dtype)
+    if config.gradient_checkpointing and "gradient_checkpointing" not in opts.trainer and config.use_cpu \
+       and _keep_activations(model.config, config): config.gradient_checkpointing = False # it fits: no recomputing
     summary: dict[str, Any] = {"model": opts.model or "tiny", "dtype": str(dtype).removeprefix("torch."), "compute_dtype": str(_run_compute(config, dtype)).removeprefix("torch."), "algo": config.algo, "preset": opts.preset, "format": opts.format, "seed": opts.seed,
                                "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format], "n_train": len(train),
                                "dataset": manifest["settings"]["data_path"] or manifest["settings"]["dataset"]}
