@@ -266,8 +266,10 @@ def bucketing_problem(args) -> str | None: # an `OneShotConfig` (or anything wit
     "Why sorting micro-batches by length would change this run's loss, or None when it would not."
     if args.loss_type not in EXACT_BUCKETING_LOSS_TYPES:
         return f"loss_type {args.loss_type!r} normalises over each micro-batch, so grouping rows by length changes the loss"
-    steps = args.steps_per_generation or args.gradient_accumulation_steps
-    if args.generation_batch_size is None and steps != args.gradient_accumulation_steps:
+    steps = args.steps_per_generation # set by TRL from generation_batch_size, when only that was given
+    if steps is None and args.generation_batch_size is not None:
+        steps = args.generation_batch_size // (args.per_device_train_batch_size * world_size())
+    if (steps or args.gradient_accumulation_steps) != args.gradient_accumulation_steps:
         return (f"steps_per_generation {steps} != gradient_accumulation_steps {args.gradient_accumulation_steps}: the "
                 "optimizer would step between micro-batches of different lengths")
     return None
