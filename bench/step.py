@@ -73,18 +73,23 @@ def run(variant: str, a, out: Path) -> dict:
             "reward": [h.get("reward") for h in logs], "load_average": os.getloadavg()[0]}
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def shape_arguments(p: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    "The model and step shape every step benchmark takes, and its results file `bench/results/<name>.json`."
     p.add_argument("--model", default="smollm2-135m")
     p.add_argument("--prompts", type=int, default=4)
     p.add_argument("--generations", type=int, default=8)
     p.add_argument("--max-completion", type=int, default=160)
     p.add_argument("--lora", type=int, default=16)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--out", default=str(ROOT / "bench" / "results" / f"{name}.json"))
+    return p
+
+
+def main():
+    p = shape_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "step")
     p.add_argument("--steps", type=int, default=2)
     p.add_argument("--rounds", type=int, default=1)
-    p.add_argument("--threads", type=int, default=2)
     p.add_argument("--variants", nargs="+", default=["trl", "oneshot", "oneshot-unbucketed"])
-    p.add_argument("--out", default=str(ROOT / "bench" / "results" / "step.json"))
     p.add_argument("--append", action="store_true", help="add these runs to the ones already in --out (same settings)")
     a = p.parse_args()
     import torch

@@ -18,15 +18,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default="smollm2-135m")
-    p.add_argument("--prompts", type=int, default=4)
-    p.add_argument("--generations", type=int, default=8)
-    p.add_argument("--max-completion", type=int, default=160)
-    p.add_argument("--lora", type=int, default=16)
+    from step import shape_arguments, train_dataset
+    p = shape_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "update")
     p.add_argument("--repeats", type=int, default=2)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--out", default=str(ROOT / "bench" / "results" / "update.json"))
     a = p.parse_args()
     import tempfile
     import torch
@@ -36,7 +30,6 @@ def main():
     from oneshot_reason.rewards import reward_preset
     from oneshot_reason.testing import quiet
     from oneshot_reason.trainer import OneShotTrainer, padding_span, sort_by_length
-    from step import train_dataset
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     model, tok = load_policy(a.model, dtype="float32")
