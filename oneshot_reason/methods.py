@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.util
 import re
 import warnings
 from pathlib import Path

@@ -189,7 +189,7 @@ def _check_values(opts) -> None:
 def _preset_names_in_source() -> list[str]:
     "The presets this package registers, read from its modules' source in `PRESETS`' order; none imported."
     found = []
-    for module, notebook, text in package_sources():
+    for _, notebook, text in package_sources():
         for m in re.finditer(r"^register_preset\(\s*[\"']([\w-]+)[\"']", text, flags=re.M):
             end = re.compile(r"\n(?=\S)").search(text, m.end()) # the call ends where the next statement starts
             call = text[m.start():end.start() if end else None]
