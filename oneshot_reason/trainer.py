@@ -352,15 +352,13 @@ def _get_per_token_logps_and_entropies(self: OneShotTrainer, model, input_ids, a
                                        batch_size=None, compute_entropy=False, compute_aux_loss=False, **multimodal):
     "TRL's per-token scoring, chunk by chunk: without the chunk's padding columns (`length_bucketing`), through the hooks."
     hooked = bool(self._hooks["model_inputs"] or self._hooks["per_token_logps"])
-    if compute_aux_loss or any(v is not None for v in multimodal.values()):
-        if hooked: raise OneShotError(f"{self.args.algo} changes how tokens are scored and supports text-only, non-MoE "
-                                      "models; use algo='grpo' for this model")
+    beyond_text = compute_aux_loss or any(v is not None for v in multimodal.values())
+    if beyond_text and hooked: raise OneShotError(f"{self.args.algo} changes how tokens are scored and supports "
+                                                  "text-only, non-MoE models; use algo='grpo' for this model")
+    trim = self.length_bucketing and not self._hooks["model_inputs"] # M3PO's rows are laid out by column
+    if beyond_text or not (hooked or trim):
         return GRPOTrainer._get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
                                                               batch_size, compute_entropy, compute_aux_loss, **multimodal)
-    trim = self.length_bucketing and not self._hooks["model_inputs"] # M3PO's rows are laid out by column
-    if not (hooked or trim):
-        return GRPOTrainer._get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
-                                                              batch_size, compute_entropy)
     n, S = input_ids.shape
     batch_size = batch_size or n
     logps, entropies = [], []
