@@ -10,7 +10,8 @@ In one process: (1) the machine's limits: `torch.matmul` throughput in float32 a
 memory bandwidth (a 256 MB tensor copy, bytes read + written); (2) one GRPO step of the model with LoRA, phase by
 phase, on the first GSM8K test questions (chat prompts; synthetic problems without a local copy):
 
-* generation, with `model.generate` (before) and with `fastgen.fast_generate` (after), sampled at `--temperature`;
+* generation, with `model.generate` (before) and with `fastgen.fast_generate` (after), sampled at `--temperature`
+  (the FLOPs counted are those each computes: `fast_generate` prefills each prompt once and skips ended rows);
 * forward for the old (and with `--ref`, the reference) log-probs, no gradient, micro-batches of `--micro-batch` rows;
 * loss and backward: forward with gradient, clipped GRPO loss, backward (gradient checkpointing recomputes the forward);
 * optimizer: AdamW over the LoRA weights.
@@ -154,11 +155,11 @@ def main():
         sec = clock() - t
         lengths = completion_lengths(seqs)
         steps = seqs.shape[1] - P
-        if "fast" in name:  # rows are dropped once an eighth of the batch has ended: count the rows computed
-            computed = [sum(1 for n in lengths if n > t) for t in range(steps - 1)]
+        if "fast" in name:  # each prompt prefilled once; rows dropped once an eighth of the batch has ended
+            prefilled, computed = a.prompts, [sum(1 for n in lengths if n > t) for t in range(steps - 1)]
         else:
-            computed = [B] * (steps - 1)
-        flops, nbytes = generation_cost(s, B, P, computed, weight_bytes, kv_bytes_per_token, lora_params)
+            prefilled, computed = B, [B] * (steps - 1)
+        flops, nbytes = generation_cost(s, prefilled, P, computed, weight_bytes, kv_bytes_per_token, lora_params)
         phases[name] = dict(seconds=sec, flops=flops, bytes=nbytes, limit=peak_small, new_tokens=sum(lengths), steps=steps)
         print(f"{name}: {sec:.1f}s, {sum(lengths)} new tokens ({sum(lengths) / sec:.1f}/s), {steps} steps", flush=True)
     C = seqs.shape[1] - P  # training pads the completions to the longest one

@@ -7,6 +7,7 @@ is cut to 2 prompts x G=8 x 32 new tokens so it finishes in a few minutes on two
 
     python bench/sampler.py                 # prints a side-by-side table; the last line is JSON for the 0.5B model
     python bench/sampler.py --device cuda --repeats 5
+    python bench/sampler.py --trainer-shape --threads 2   # SmolLM2 on 4 GSM8K chat prompts x G=8 x 160 new tokens
 
 `blend_overhead` = time(blend on) / time(blend off); `loop_vs_generate` = tokens/s(blend off) / tokens/s(generate).
 On a CPU the times are the process's CPU seconds with one torch thread (so that other work on a shared machine does
@@ -120,12 +121,29 @@ def main():
     parser.add_argument("--repeats", type=int, default=None, help="timed repeats (default: 5; 2 for the large model on a CPU)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: CPU time measures the work alone)")
     parser.add_argument("--real", action="store_true", help="also SmolLM2-135M-Instruct (smollm2-135m) on real chat prompts")
+    parser.add_argument("--trainer-shape", action="store_true", help="only SmolLM2-135M-Instruct at a GRPO batch's shape: "
+                        "4 GSM8K chat prompts (hash format) x G=8 x 160 new tokens, one repeat unless --repeats")
     args = parser.parse_args()
     device = torch.device(args.device)
     if device.type == "cpu": torch.set_num_threads(args.threads)
     logging.set_verbosity_error()
     gpu = device.type == "cuda"
     dtype = torch.bfloat16 if gpu and torch.cuda.is_bf16_supported() else torch.float32
+    if args.trainer_shape:
+        import sys
+        from pathlib import Path
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from generation import prompts_for
+        from oneshot_reason.models import load_policy
+        model, tok = load_policy("smollm2-135m", device=str(device))
+        source, prompts = prompts_for(4)
+        tok.padding_side = "left"
+        enc = tok([tok.apply_chat_template(q, tokenize=False, add_generation_prompt=True) for q in prompts],
+                  return_tensors="pt", padding=True, add_special_tokens=False)
+        result = bench(f"SmolLM2-135M-Instruct ({source} chat prompts)", None, 4, 8, 160, enc["input_ids"].shape[1],
+                       args.repeats or 1, device, None, model=model.eval(), prompts=(enc["input_ids"], enc["attention_mask"]))
+        print(json.dumps({"smollm2-135m, 4 x 8 x 160": result}))
+        return
     bench("tiny (random, Qwen2 shape)", small_config(), 8, 8, 64, 32, args.repeats or 5, device, dtype)
     large = (8, 8, 64, 64) if gpu else (2, 8, 32, 32)
     result = bench("Qwen2.5-0.5B shape (random)", qwen25_05b_config(), *large, args.repeats or (5 if gpu else 2),

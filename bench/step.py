@@ -7,8 +7,9 @@
 Each variant is a fresh trainer on a fresh copy of the model, LoRA `--lora`, trained `--steps` optimizer steps from the
 same seed on the first GSM8K training questions (hash format; synthetic problems without a local copy), rewarded by the
 package's `oneshot-lenient` stack; gradient checkpointing on for all (TRL's default), float32 on a CPU without bfloat16
-units. Variants: `trl` (trl.GRPOTrainer), `oneshot` (OneShotTrainer with its defaults: `length_bucketing` on here),
-`oneshot-unbucketed` (`length_bucketing=False`), `oneshot-no-checkpointing` (its defaults without gradient checkpointing,
+units. Variants: `trl` (trl.GRPOTrainer), `oneshot` (OneShotTrainer with its defaults: `length_bucketing` and
+`fast_rollouts` on here), `oneshot-unbucketed` (`length_bucketing=False`), `oneshot-generate` (`fast_rollouts=False`:
+rollouts by `generate`, as TRL samples them), `oneshot-no-checkpointing` (its defaults without gradient checkpointing,
 where memory allows: activations are kept instead of recomputed). Rounds alternate the order. A step's time is the wall time between
 `on_step_begin` and `on_step_end` (generation, scoring, forward, backward, optimizer); the first step of each run
 samples the same completions in every variant (same seed and weights), so its loss must agree: the table prints it.
@@ -63,12 +64,13 @@ def run(variant: str, a, out: Path) -> dict:
         t = GRPOTrainer(reward_funcs=list(stack.funcs), args=GRPOConfig(**common, reward_weights=list(stack.weights)), **kw)
     else:
         bucketing = False if variant == "oneshot-unbucketed" else None
+        fast = False if variant == "oneshot-generate" else None
         t = OneShotTrainer(reward_funcs=stack, args=OneShotConfig(**common, format="hash", save_final_model=False,
-                                                                  length_bucketing=bucketing), **kw)
+                                                                  length_bucketing=bucketing, fast_rollouts=fast), **kw)
     quiet(t).train()
     logs = [h for h in t.state.log_history if "loss" in h]
     return {"source": source, "wall": timer.wall, "cpu": timer.cpu,
-            "length_bucketing": getattr(t, "length_bucketing", False),
+            "length_bucketing": getattr(t, "length_bucketing", False), "fast_rollouts": getattr(t, "fast_rollouts", False),
             "loss": [h["loss"] for h in logs], "mean_length": [h.get("completions/mean_length") for h in logs],
             "reward": [h.get("reward") for h in logs], "load_average": os.getloadavg()[0]}
 
