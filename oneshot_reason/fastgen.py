@@ -310,11 +310,8 @@ def generate_fast(model, # the model whose `generate` a library (TRL) calls
                   enabled: bool = True, # False: a no-op
                  ):
     "Inside the block, `model.generate(...)` is `fast_generate(model, ...)`, with the model's own `generate` as its fallback."
-    if not enabled:
+    if not enabled or "generate" in vars(model): # a `generate` set on the model itself (a stub, a wrapper) is kept
         yield model; return
-    had_own, original = "generate" in vars(model), model.generate
-    model.generate = functools.partial(fast_generate, model, fallback=original)
+    model.generate = functools.partial(fast_generate, model, fallback=type(model).generate.__get__(model))
     try: yield model
-    finally:
-        if had_own: model.generate = original
-        else: del model.generate
+    finally: del model.generate

@@ -121,7 +121,8 @@ def generate_completions(model, # a Hugging Face causal LM
         eos_ids = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
         if seed is not None: set_seed(seed)
         device = next(model.parameters()).device
-        fast = (device.type == "cpu" if fast is None else fast) and fast_path_refusal(model, kw) is None
+        fast = ((device.type == "cpu" if fast is None else fast) and fast_path_refusal(model, kw) is None
+                and "generate" not in vars(model))  # a `generate` set on the model itself (a stub, a wrapper) is used
         out: list[list[str | None]] = [[None] * copies for _ in texts]
         cut: list[list[bool]] = [[False] * copies for _ in texts]
         new_tokens, seconds = 0, 0.0
