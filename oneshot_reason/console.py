@@ -264,7 +264,8 @@ def eval_text(summary: dict) -> str:
     lines = [f"{summary['benchmark']}: {summary['n_problems']} problems x {k} sample{'s' * (k > 1)} ({decoding}), "
              f"model {summary['model']}, {summary['seconds']:.1f} s"]
     how = [f"{summary['format']} format" if summary.get("format") else "", f"at most {summary['max_new_tokens']} new tokens" if summary.get("max_new_tokens") else "",
-           f"batch {summary['batch_size']}" if summary.get("batch_size") else "", summary.get("dtype") or ""]
+           f"batch {summary['batch_size']}" if summary.get("batch_size") else "",
+           " ".join(s for s in (summary.get("engine"), summary.get("dtype")) if s)]
     if any(how): lines.append("  " + ", ".join(h for h in how if h))
     lines += [f"  {name:<13} {summary['counts'][name]:>18}  ({value:.1%})" for name, value in summary["metrics"].items()]
     if "n_truncated" in summary:
@@ -283,7 +284,7 @@ def generate_text(result: dict, # what `run_generate` returned
                   max_new_tokens: int, # the completion length limit it ran with
                  ) -> str:
     "What `oneshot-reason generate` prints: the completion, its answer, and a note when the completion was cut at its limit."
-    lines = [result["completion"], "", f"answer: {result['answer']} ({model}, {result['dtype']})"]
+    lines = [result["completion"], "", f"answer: {result['answer']} ({model}, {' '.join(s for s in (result.get('engine'), result['dtype']) if s)})"]
     if result.get("truncated"):
         lines.append(f"note: the completion was cut at its limit of {max_new_tokens} tokens before it ended, so this answer "
                      "may be unfinished (the grader reads none); raise --max-new-tokens")

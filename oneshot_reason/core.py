@@ -19,10 +19,10 @@ import numpy as np # torch is imported where it is used: reading options and run
 if TYPE_CHECKING: import torch
 
 # %% auto #0
-__all__ = ['OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype', 'compute_dtype', 'chat_text', 'as_number',
-           'package_sources', 'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl', 'setting_value',
-           'read_json', 'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem', 'last_complete_checkpoint',
-           'is_main_process', 'world_size']
+__all__ = ['ENGINES', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype', 'compute_dtype', 'chat_text',
+           'as_number', 'package_sources', 'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl',
+           'setting_value', 'read_json', 'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem',
+           'last_complete_checkpoint', 'is_main_process', 'world_size']
 
 # %% ../nbs/api/00_core.ipynb #fcc57688
 class OneShotError(ValueError):
@@ -91,6 +91,9 @@ def compute_dtype(device: torch.device | str | None = None, # where the model wi
     device = torch.device(device) if device is not None else get_device()
     if device.type == "cuda" and weights == torch.float32 and torch.cuda.is_bf16_supported(): return torch.bfloat16
     return weights
+
+# %% ../nbs/api/00_core.ipynb #8ecf2988
+ENGINES = ("auto", "torch", "ctranslate2", "vllm") # what engine= and --engine accept
 
 # %% ../nbs/api/00_core.ipynb #fabdc27b
 def chat_text(value: Any, # text, a chat message, a list of messages, or a message's content parts

@@ -29,8 +29,8 @@ from .data import (BENCHMARKS, FORMATS, PromptFormat, build_prompt, extract_boxe
 from .models import load_policy, tiny_path
 from .answers import extract_answer, final_answer, normalize_number
 from .grading import check_answer, warm_up_grader
-from .inference import (_generation_kwargs, _model_name, generate_completions, generate_completions_vllm,
-                                      render_prompt, vllm_available)
+from .inference import (_model_name, choose_engine, ct2_compute_type, generate_completions, render_prompt,
+                                      sampling_settings)
 
 # %% auto #0
 __all__ = ['BENCHMARK_NAMES', 'SYNTHETIC_SIZE', 'STRICT_RULES', 'LENIENT_RULE', 'pass_at_k', 'avg_at_k', 'answer_key',
@@ -140,11 +140,11 @@ class EvalResult:
     temperature: float = 0.0 # 0 is greedy
     model_name: str = "" # the model's name or path
     seconds: float = 0.0 # wall-clock time of the whole evaluation
-    backend: str = "generate" # 'generate' or 'vllm'
+    engine: str = "torch" # what generated the completions: 'torch', 'ctranslate2' or 'vllm' (`inference.ENGINES`)
     output_path: Path | None = None # the records file, when written
     format: str | None = None # the prompt format the completions were asked in (what strict accuracy reads); None: unknown
     max_new_tokens: int | None = None # the completion length limit
-    sampling: dict = field(default_factory=dict) # the decoding settings passed to the backend (do_sample, top_p, top_k, ...)
+    sampling: dict = field(default_factory=dict) # the decoding settings, the same for every engine (do_sample, top_p, top_k, ...)
     seed: int | None = None # the sampling seed
     limit: int | None = None # only the first `limit` problems were evaluated
     batch_size: int | None = None # sequences per `generate` call
@@ -158,6 +158,11 @@ class EvalResult:
     def n_problems(self) -> int: return len(self.records)
 
     @property
+    def backend(self) -> str:
+        "The engine, by the name earlier versions gave it ('generate' for torch)."
+        return {"torch": "generate"}.get(self.engine, self.engine)
+
+    @property
     def n_truncated(self) -> int:
         "Completions that reached `max_new_tokens` without their end-of-sequence token."
         return sum(sum(map(bool, r.get("truncated", []))) for r in self.records)
@@ -169,7 +174,7 @@ class EvalResult:
         "How the completions were made (model, data, format, decoding, limit, version): what each saved record carries."
         return {"benchmark": self.benchmark, "model": self.model_name, "data_path": self.data_path, "format": self.format,
                 "n_samples": self.n_samples, "limit": self.limit, "temperature": self.temperature, "sampling": dict(self.sampling),
-                "seed": self.seed, "max_new_tokens": self.max_new_tokens, "backend": self.backend, "dtype": self.dtype,
+                "seed": self.seed, "max_new_tokens": self.max_new_tokens, "engine": self.engine, "dtype": self.dtype,
                 "version": self.version}
 
     def to_dict(self) -> dict:
@@ -242,17 +247,16 @@ def _data_file(benchmark, data_path) -> str | None:
     return str(Path(data_path if data_path is not None else benchmark).expanduser().resolve())
 
 # %% ../nbs/api/23_evaluate.ipynb #f1bc88b3
-def _use_vllm(use_vllm, model) -> bool:
-    "Whether this evaluation generates with vLLM; refuses `use_vllm=True` where vLLM cannot run, with the fix."
-    if use_vllm not in (True, False, "auto"): raise OneShotError(f"use_vllm must be True, False or 'auto', got {use_vllm!r}")
-    by_name = isinstance(model, (str, Path)) and str(model) != "tiny"
-    if use_vllm is True:
-        if not by_name: raise OneShotError("use_vllm=True needs the model's name or path (vLLM loads its own copy); "
-                                           "save the model with save_pretrained and pass the folder")
-        if not vllm_available(): raise OneShotError("use_vllm=True needs the vllm package and a CUDA GPU; "
-                                                    "pip install 'oneshot-reason[vllm]' or pass use_vllm=False")
-        return True
-    return use_vllm == "auto" and by_name and vllm_available()
+def _eval_engine(engine: str, # what `evaluate` was given: one of `inference.ENGINES`
+                 use_vllm, # the earlier setting: True, False, 'auto', or None (not given)
+                 model, # what will generate
+                ) -> str:
+    "The engine an evaluation generates with: `engine`, or what the earlier `use_vllm` asked for."
+    if use_vllm is not None:
+        if use_vllm not in (True, False, "auto"): raise OneShotError(f"use_vllm must be True, False or 'auto', got {use_vllm!r}; engine= replaces it")
+        if str(engine).strip().lower() != "auto": raise OneShotError(f"pass engine={engine!r} or use_vllm={use_vllm!r}, not both; engine= replaces use_vllm")
+        engine = {True: "vllm", False: "torch", "auto": "auto"}[use_vllm]
+    return choose_engine(engine, model)
 
 # %% ../nbs/api/23_evaluate.ipynb #79eebcb8
 STRICT_RULES: dict[str, str] = {
@@ -348,9 +352,10 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
              output_dir: str | Path | None = None, # where to write `<benchmark>.jsonl` and `<benchmark>_summary.json`
              top_p: float = 1.0, # nucleus sampling mass when sampling
              seed: int = 0, # sampling seed
-             use_vllm: bool | str = "auto", # True, False, or 'auto' (vLLM for a name/path when installed with a GPU)
+             engine: str = "auto", # 'torch', 'ctranslate2', 'vllm' or 'auto' (`inference.choose_engine`)
              progress: bool = True, # show a progress bar
-             dtype: str = "auto", # precision of the weights when loading a name/path ('auto': see `models.policy_dtype`)
+             dtype: str = "auto", # torch: the weights' precision for a name/path (`models.policy_dtype`); ctranslate2: 'int8' (auto) or 'float32'
+             use_vllm: bool | str | None = None, # earlier versions' setting: True is engine='vllm', False engine='torch'
             ) -> EvalResult:
     "Generate, grade and score a model on a benchmark; optionally write one JSON record per problem and a summary."
     start = time.perf_counter()
@@ -368,20 +373,20 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
     fmt = format if format not in (None, "native") else _prompt_format(prompts[0]) # what strict accuracy reads
     settings = dict(n_samples=n_samples, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
                     seed=seed, progress=progress, details=True)
-    backend, dtype = "vllm" if _use_vllm(use_vllm, model) else "generate", None
-    if backend == "vllm":
-        generations = generate_completions_vllm(str(model), prompts, **settings)
-        sampling = dict(temperature=float(temperature), top_p=float(top_p) if temperature > 0 else 1.0)
-    else:
+    engine = _eval_engine(engine, use_vllm, model)
+    if engine == "torch":
         if isinstance(model, (str, Path)): model, tokenizer = load_policy(str(model), dtype=dtype)
         if tokenizer is None: raise OneShotError("evaluate needs the model's tokenizer; pass tokenizer= or model=(model, tokenizer)")
         was_training = model.training
         model.eval()
         try: generations = generate_completions(model, tokenizer, prompts, batch_size=batch_size, desc=name, **settings)
         finally: model.train(was_training)
-        kw = _generation_kwargs(model, tokenizer, temperature, top_p, max_new_tokens)
-        sampling = {k: kw[k] for k in ("do_sample", "temperature", "top_p", "top_k", "repetition_penalty")}
         dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
+    else:
+        options = {"compute_type": ct2_compute_type(dtype)} if engine == "ctranslate2" else {}
+        generations = generate_completions(model, tokenizer, prompts, batch_size=batch_size, desc=name, engine=engine,
+                                           **settings, **options)
+        dtype = options.get("compute_type")
     references = [str(a) for a in data["answer"]]
     questions = list(data["question"]) if "question" in data.column_names else [chat_text(p, role="user", last=True) for p in prompts]
     sources = list(data["data_source"]) if "data_source" in data.column_names else [name] * len(data)
@@ -391,9 +396,10 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
     metrics = score_samples([r["correct"] for r in records], [r["answers"] for r in records])
     if fmt is not None: # strict accuracy next to pass@1, its lenient counterpart
         metrics = {"pass@1": metrics.pop("pass@1"), "strict_pass@1": avg_at_k([r["strict"] for r in records]), **metrics}
-    result = EvalResult(name, metrics, records, n_samples, float(temperature), model_name, time.perf_counter() - start, backend,
+    result = EvalResult(name, metrics, records, n_samples, float(temperature), model_name, time.perf_counter() - start, engine,
                         format=get_format(fmt).name if fmt is not None else None, max_new_tokens=max_new_tokens,
-                        sampling=sampling, seed=seed, limit=limit, batch_size=batch_size if backend == "generate" else None,
+                        sampling=sampling_settings(temperature, top_p), seed=seed, limit=limit,
+                        batch_size=batch_size if engine != "vllm" else None,
                         data_path=_data_file(benchmark, data_path), dtype=dtype, new_tokens=generations.new_tokens,
                         generation_seconds=generations.seconds)
     if output_dir is not None and is_main_process(): result.output_path = _write_result(result, output_dir)
@@ -423,7 +429,7 @@ def heldout_accuracy(model, # the policy (any mode: it is put back as it was)
                     ) -> dict:
     "Greedy held-out accuracy, strict and lenient, with the counts behind them and the number of truncated completions."
     result = evaluate(model, tokenizer, dataset, n_samples=1, temperature=0.0, max_new_tokens=max_new_tokens, batch_size=batch_size,
-                      format=get_format(format).name, output_dir=output_dir, seed=None, use_vllm=False, progress=False)
+                      format=get_format(format).name, output_dir=output_dir, seed=None, engine="torch", progress=False)
     n = result.n_problems
     strict, lenient = (sum(bool(r[key][0]) for r in result.records) for key in ("strict", "correct"))
     return {"n": n, "accuracy_strict": strict / n, "correct_strict": strict, "accuracy_lenient": lenient / n,

@@ -16,17 +16,19 @@ from typing import Any, Sequence
 import torch
 from tqdm.auto import tqdm
 
-from transformers import StoppingCriteria, StoppingCriteriaList
+from transformers import AutoTokenizer, GenerationConfig, StoppingCriteria, StoppingCriteriaList
 
-from .core import OneShotError, append_jsonl, is_main_process, set_seed
+from .core import ENGINES, OneShotError, append_jsonl, is_main_process, set_seed
 from .data import build_prompt
 from .fastgen import fast_generate, fast_path_refusal
-from .models import load_policy, tiny_path
+from .models import CT2_INSTALL, CT2_TOKENIZER, ctranslate2_folder, load_policy, plain_model_folder, prepare_tokenizer, tiny_path
 from .answers import extract_answer
 
 # %% auto #0
-__all__ = ['render_prompt', 'Generations', 'generate_completions', 'vllm_available', 'generate_completions_vllm', 'Generator',
-           'build_text_generator', 'default_generator', 'generate_math_solution', 'solve', 'save_prompt_and_response']
+__all__ = ['CT2_COMPUTE_TYPES', 'render_prompt', 'stop_token_ids', 'sampling_settings', 'Generations', 'generate_completions',
+           'vllm_available', 'generate_completions_vllm', 'ctranslate2_available', 'choose_engine', 'ct2_compute_type',
+           'generate_completions_ctranslate2', 'Generator', 'build_text_generator', 'default_generator',
+           'generate_math_solution', 'solve', 'save_prompt_and_response']
 
 # %% ../nbs/api/22_inference.ipynb #c4c5680c
 def render_prompt(tokenizer, # a Hugging Face tokenizer
@@ -42,15 +44,30 @@ def render_prompt(tokenizer, # a Hugging Face tokenizer
     # a base model without a chat template: a plain layout it can continue
     return "".join(f"{m['content']}\n\n" for m in messages if m["role"] != "assistant")
 
-# %% ../nbs/api/22_inference.ipynb #f7f26289
+# %% ../nbs/api/22_inference.ipynb #c4a78692
+def stop_token_ids(model_or_config, # a model (its `generation_config` is read), a `GenerationConfig`, or None
+                   tokenizer, # its tokenizer
+                  ) -> list[int]:
+    "The tokens that end a completion in every engine: the model's eos ids, then the tokenizer's eos when it is not among them."
+    config = getattr(model_or_config, "generation_config", model_or_config)
+    eos = getattr(config, "eos_token_id", None)
+    ids = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
+    if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in ids: ids.append(tokenizer.eos_token_id)
+    return ids
+
+# %% ../nbs/api/22_inference.ipynb #0d0c8b3e
+def sampling_settings(temperature: float, # 0 is greedy decoding
+                      top_p: float = 1.0, # nucleus sampling mass when sampling
+                     ) -> dict:
+    "The decoding settings every engine applies, in `generate`'s words: greedy, or plain sampling (top_k=0) with nucleus mass top_p."
+    if temperature > 0: return dict(do_sample=True, temperature=float(temperature), top_p=float(top_p), top_k=0, repetition_penalty=1.0)
+    return dict(do_sample=False, temperature=None, top_p=None, top_k=None, repetition_penalty=1.0)
+
+# %% ../nbs/api/22_inference.ipynb #b97acaf0
 def _generation_kwargs(model, tokenizer, temperature: float, top_p: float, max_new_tokens: int) -> dict:
     "`model.generate` keyword arguments: greedy at temperature 0, else plain sampling (top_k=0) with nucleus mass top_p."
-    eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    kw = dict(max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id, repetition_penalty=1.0,
-              eos_token_id=eos if eos is not None else tokenizer.eos_token_id)
-    if temperature > 0: kw.update(do_sample=True, temperature=float(temperature), top_p=float(top_p), top_k=0)
-    else: kw.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-    return kw
+    return dict(max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id, eos_token_id=stop_token_ids(model, tokenizer),
+                **sampling_settings(temperature, top_p))
 
 # %% ../nbs/api/22_inference.ipynb #6164f461
 @dataclass
@@ -61,6 +78,7 @@ class Generations:
     prompts: list[str] = field(default_factory=list) # per prompt, the text the model saw (`render_prompt`)
     new_tokens: int = 0 # tokens generated, each completion counted up to and including its end-of-sequence token
     seconds: float = 0.0 # wall-clock time of the generation calls
+    engine: str = "torch" # what generated them: 'torch', 'ctranslate2' or 'vllm' (`ENGINES`)
 
     @property
     def tokens_per_second(self) -> float:
@@ -101,8 +119,18 @@ def generate_completions(model, # a Hugging Face causal LM
                          desc: str = "generating", # the progress bar's label
                          details: bool = False, # return a `Generations` (truncation, new tokens, time) instead of the texts
                          fast: bool | None = None, # `fastgen.fast_generate` instead of `generate` (same draws); None: on a CPU
+                         engine: str = "torch", # 'torch', 'ctranslate2', 'vllm' or 'auto' (`choose_engine`)
+                         **engine_options, # for the engine: compute_type (ctranslate2), vllm.LLM's arguments (vllm)
                         ) -> list[list[str]] | Generations:
     "`n_samples` completions for each prompt, in the prompts' order, batched by length with left padding."
+    if engine != "torch": engine = choose_engine(engine, model) # the other engines: see Engines below
+    if engine == "ctranslate2":
+        return generate_completions_ctranslate2(model, tokenizer, prompts, n_samples, temperature, top_p, max_new_tokens,
+                                                batch_size, seed, progress, desc, details, **engine_options)
+    if engine == "vllm":
+        return generate_completions_vllm(model, prompts, n_samples, temperature, top_p, max_new_tokens, seed, progress,
+                                         details, **engine_options)
+    if engine_options: raise OneShotError(f"engine 'torch' takes no {', '.join(engine_options)}; pass dtype to load_policy")
     if n_samples < 1: raise OneShotError(f"n_samples must be >= 1, got {n_samples}")
     if batch_size < 1: raise OneShotError(f"batch_size must be >= 1, got {batch_size}")
     if temperature < 0: raise OneShotError(f"temperature must be >= 0, got {temperature}; use 0 for greedy decoding")
@@ -158,7 +186,7 @@ def vllm_available() -> bool:
 _VLLM_ENGINES: dict[str, Any] = {} # one vLLM engine per model path, kept for the next evaluation
 
 # %% ../nbs/api/22_inference.ipynb #e20eac1a
-def generate_completions_vllm(model_path: str, # a Hub id or a folder with a saved model
+def generate_completions_vllm(model_path: str, # a named model, a folder (a LoRA run's final/ too) or a Hub id
                               prompts: Sequence[str | Sequence[dict]], # chat messages or texts
                               n_samples: int = 1, # completions per prompt
                               temperature: float = 0.0, # 0 is greedy decoding
@@ -175,19 +203,24 @@ def generate_completions_vllm(model_path: str, # a Hub id or a folder with a sav
     from vllm import LLM, SamplingParams
     key = str(model_path)
     if key not in _VLLM_ENGINES:
-        _VLLM_ENGINES[key] = LLM(model=key, seed=0 if seed is None else seed, trust_remote_code=False, **engine_kwargs)
+        with plain_model_folder(key) as (folder, _): # a named model's folder; a LoRA run's final/ merged into its base
+            _VLLM_ENGINES[key] = LLM(model=str(folder), seed=0 if seed is None else seed, trust_remote_code=False, **engine_kwargs)
+            generation_config = GenerationConfig.from_pretrained(folder) if (folder / "generation_config.json").exists() else None
+        _VLLM_ENGINES[key].oneshot_generation_config = generation_config
     llm = _VLLM_ENGINES[key]
     texts = [render_prompt(llm.get_tokenizer(), p) for p in prompts]
     copies = n_samples if temperature > 0 else 1  # greedy samples are identical: decode once
     params = SamplingParams(n=copies, temperature=float(temperature), top_p=float(top_p) if temperature > 0 else 1.0,
-                            max_tokens=max_new_tokens, seed=seed)
+                            top_k=-1, repetition_penalty=1.0, max_tokens=max_new_tokens, seed=seed,
+                            stop_token_ids=stop_token_ids(llm.oneshot_generation_config,
+                                                          llm.get_tokenizer()))
     start = time.perf_counter()
     outputs = llm.generate(texts, params, use_tqdm=progress)
     seconds = time.perf_counter() - start
     completions = [[o.text for o in out.outputs] * (n_samples // copies) for out in outputs]
     if not details: return completions
     truncated = [[o.finish_reason == "length" for o in out.outputs] * (n_samples // copies) for out in outputs]
-    return Generations(completions, truncated, texts, sum(len(o.token_ids) for out in outputs for o in out.outputs), seconds)
+    return Generations(completions, truncated, texts, sum(len(o.token_ids) for out in outputs for o in out.outputs), seconds, engine="vllm")
 
 # %% ../nbs/api/22_inference.ipynb #5c48472a
 def _model_name(model) -> str:
@@ -197,19 +230,133 @@ def _model_name(model) -> str:
     try: return "tiny" if Path(model).resolve() == tiny_path().resolve() else str(model)
     except (OSError, ValueError): return str(model)
 
+# %% ../nbs/api/22_inference.ipynb #d59a1ce2
+def ctranslate2_available() -> bool:
+    "True when the ctranslate2 package is installed (the package runs it on the CPU)."
+    return importlib.util.find_spec("ctranslate2") is not None
+
+# %% ../nbs/api/22_inference.ipynb #3d8aa2ac
+def choose_engine(engine: str = "auto", # one of `ENGINES`
+                  model=None, # what will generate: a name or folder, or a model object
+                 ) -> str:
+    "The engine that generates for `model`: `engine` when it can run here (else one line naming the fix); 'auto' as above."
+    name = str(engine).strip().lower()
+    if name not in ENGINES: raise OneShotError(f"engine={engine!r} is not an engine; choose one of {', '.join(ENGINES)}")
+    saved = isinstance(model, (str, Path)) and _model_name(model) != "tiny"
+    if name == "auto":
+        if saved and vllm_available(): return "vllm"
+        if saved and not torch.cuda.is_available() and ctranslate2_available(): return "ctranslate2"
+        return "torch"
+    if name == "vllm" and not vllm_available():
+        raise OneShotError("engine='vllm' needs the vllm package and a CUDA GPU; pip install 'oneshot-reason[vllm]' on a GPU machine, or use engine='torch'")
+    if name == "vllm" and not isinstance(model, (str, Path)):
+        raise OneShotError("engine='vllm' needs the model's name or folder (vLLM loads its own copy); save the model and pass its folder, or use engine='torch'")
+    if name == "ctranslate2" and not ctranslate2_available():
+        raise OneShotError(f"engine='ctranslate2' needs the ctranslate2 package; install it with `{CT2_INSTALL}`, or use engine='torch'")
+    return name
+
+# %% ../nbs/api/22_inference.ipynb #429ef20a
+CT2_COMPUTE_TYPES = ("int8", "float32") # what engine='ctranslate2' computes in on a CPU (dtype= / --dtype)
+_CT2_LOADED: dict[tuple, Any] = {} # (folder, compute type, threads) -> the loaded ctranslate2.Generator; one at a time
+
+def _ct2_generator(folder: Path, compute_type: str, threads: int, seed: int | None = None):
+    "The `ctranslate2.Generator` of a converted folder: loaded once, or afresh after seeding its random generator."
+    key = (str(folder), compute_type, threads)
+    if key not in _CT2_LOADED or seed is not None:
+        import ctranslate2
+        _CT2_LOADED.clear()
+        if seed is not None: ctranslate2.set_random_seed(seed) # the worker threads seed their generators as they start
+        _CT2_LOADED[key] = ctranslate2.Generator(str(folder), device="cpu", compute_type=compute_type, intra_threads=threads)
+    return _CT2_LOADED[key]
+
+# %% ../nbs/api/22_inference.ipynb #3a1c2d98
+def ct2_compute_type(dtype: str | None, # what the user asked for: None/'auto' (int8), 'int8', 'float32'
+                    ) -> str:
+    "The CTranslate2 compute type meant by `dtype`; anything it cannot compute in on a CPU is refused in one line."
+    key = "int8" if dtype is None else str(dtype).strip().lower().removeprefix("torch.")
+    key = {"auto": "int8", "fp32": "float32", "float": "float32"}.get(key, key)
+    if key not in CT2_COMPUTE_TYPES:
+        raise OneShotError(f"dtype={dtype!r}: engine 'ctranslate2' computes in int8 or float32 on a CPU; pass dtype='int8' "
+                           "(the default) or dtype='float32', or use engine='torch'")
+    return key
+
+# %% ../nbs/api/22_inference.ipynb #de05018c
+def generate_completions_ctranslate2(model, # a named model, a folder (a LoRA run's final/ too), a Hub id, or a model object
+                                     tokenizer=None, # its tokenizer (None: the one converted with the model)
+                                     prompts: Sequence[str | Sequence[dict]] = (), # chat messages or texts
+                                     n_samples: int = 1, # completions per prompt
+                                     temperature: float = 0.0, # 0 is greedy decoding
+                                     top_p: float = 1.0, # nucleus sampling mass when sampling
+                                     max_new_tokens: int = 512, # completion length limit
+                                     batch_size: int = 16, # sequences per CTranslate2 call
+                                     seed: int | None = 0, # seeds CTranslate2's sampling (None: not reseeded)
+                                     progress: bool = True, # show a progress bar
+                                     desc: str = "generating", # the progress bar's label
+                                     details: bool = False, # return a `Generations` instead of the texts
+                                     compute_type: str | None = "int8", # 'int8' or 'float32' (`ct2_compute_type`)
+                                    ) -> list[list[str]] | Generations:
+    "`n_samples` completions for each prompt with CTranslate2 on the CPU, the model converted once into the cache."
+    if n_samples < 1: raise OneShotError(f"n_samples must be >= 1, got {n_samples}")
+    if batch_size < 1: raise OneShotError(f"batch_size must be >= 1, got {batch_size}")
+    if temperature < 0: raise OneShotError(f"temperature must be >= 0, got {temperature}; use 0 for greedy decoding")
+    compute_type = ct2_compute_type(compute_type)
+    choose_engine("ctranslate2")
+    folder = ctranslate2_folder(model, tokenizer)
+    if tokenizer is None: tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(folder / CT2_TOKENIZER))
+    settings = folder / CT2_TOKENIZER / "generation_config.json"
+    config = GenerationConfig.from_pretrained(settings.parent) if settings.exists() else getattr(model, "generation_config", None)
+    stop = stop_token_ids(config, tokenizer)
+    texts = [render_prompt(tokenizer, p) for p in prompts]
+    chat = bool(getattr(tokenizer, "chat_template", None)) and any(not isinstance(p, str) for p in prompts)
+    ids = tokenizer(texts, add_special_tokens=not chat)["input_ids"]
+    copies = n_samples if temperature > 0 else 1
+    jobs = sorted(((i, j) for i in range(len(texts)) for j in range(copies)), key=lambda ij: (-len(ids[ij[0]]), ij))
+    sampling = (dict(sampling_topk=1) if temperature == 0 else # sampling_topk=0: the whole vocabulary, as top_k=0 in torch
+                dict(sampling_topk=0, sampling_temperature=float(temperature), sampling_topp=float(top_p)))
+    generator = _ct2_generator(folder, compute_type, torch.get_num_threads(), seed if temperature > 0 else None)
+    out: list[list[str | None]] = [[None] * copies for _ in texts]
+    cut: list[list[bool]] = [[False] * copies for _ in texts]
+    new_tokens, seconds = 0, 0.0
+    batches = [jobs[s:s + batch_size] for s in range(0, len(jobs), batch_size)]
+    bar = tqdm(total=len(jobs) * max_new_tokens, desc=desc, unit="tok", disable=not progress or not batches, leave=False)
+    try:
+        for batch in batches:
+            start, before = time.perf_counter(), bar.n
+            results = generator.generate_batch([tokenizer.convert_ids_to_tokens(ids[i]) for i, _ in batch],
+                                               max_length=max_new_tokens, include_prompt_in_result=False, end_token=stop,
+                                               return_end_token=True, callback=None if bar.disable else lambda step: bar.update(1),
+                                               **sampling)
+            seconds += time.perf_counter() - start
+            bar.update(len(batch) * max_new_tokens - (bar.n - before))  # the rows that ended early count as done
+            for (i, j), result in zip(batch, results):
+                seq = result.sequences_ids[0]
+                ended = bool(seq) and seq[-1] in stop
+                out[i][j] = tokenizer.decode(seq, skip_special_tokens=True)
+                cut[i][j] = not ended and len(seq) >= max_new_tokens
+                new_tokens += len(seq)
+    finally: bar.close()
+    repeat = lambda rows: [row * n_samples if copies == 1 else row for row in rows]
+    if not details: return repeat(out)
+    return Generations(repeat(out), repeat(cut), texts, new_tokens, seconds, engine="ctranslate2")
+
 # %% ../nbs/api/22_inference.ipynb #3bc9f1e0
 class Generator:
-    "A model and its tokenizer behind one call: a prompt (text or chat messages) in, the completion text out."
-    def __init__(self, model, # a Hugging Face causal LM
+    "A model and its tokenizer behind one call: a prompt (text or chat messages) in, the completion text out, from any engine."
+    def __init__(self, model, # a Hugging Face causal LM (engine 'torch'), or a model's name or folder (the other engines)
                  tokenizer, # its tokenizer
-                 device: str | torch.device | None = None, # move the model there; None leaves it where it is
+                 device: str | torch.device | None = None, # move a torch model there; None leaves it where it is
+                 engine: str = "torch", # 'torch', 'ctranslate2' or 'vllm'
+                 **engine_options, # for the engine: compute_type (ctranslate2), vllm.LLM's arguments (vllm)
                 ):
-        self.model, self.tokenizer = model, tokenizer
-        if device is not None: self.model.to(device)
-        self.model.eval()
+        self.model, self.tokenizer, self.engine, self.engine_options = model, tokenizer, engine, engine_options
+        if engine == "torch":
+            if device is not None: self.model.to(device)
+            self.model.eval()
 
     @property
-    def device(self) -> torch.device: return next(self.model.parameters()).device
+    def device(self) -> torch.device:
+        if self.engine == "torch": return next(self.model.parameters()).device
+        return torch.device("cuda" if self.engine == "vllm" else "cpu")
 
     def generate(self, prompts: Sequence[str | Sequence[dict]], # chat messages or texts
                  n: int = 1, # completions per prompt
@@ -221,8 +368,8 @@ class Generator:
                  details: bool = False, # return a `Generations` (which completions were cut at `max_new_tokens`, ...)
                 ) -> list[list[str]] | Generations:
         "`n` completions for each prompt."
-        return generate_completions(self.model, self.tokenizer, prompts, n, temperature, top_p, max_new_tokens,
-                                    batch_size, seed, progress=len(prompts) * n > batch_size, details=details)
+        return generate_completions(self.model, self.tokenizer, prompts, n, temperature, top_p, max_new_tokens, batch_size, seed,
+                                    progress=len(prompts) * n > batch_size, details=details, engine=self.engine, **self.engine_options)
 
     def __call__(self, prompt: str | Sequence[dict], # one prompt: chat messages or text
                  n: int = 1, # completions to return (a list when n > 1)
@@ -232,17 +379,25 @@ class Generator:
         out = self.generate([prompt], n, **kwargs)[0]
         return out[0] if n == 1 else out
 
-    def __repr__(self) -> str: return f"Generator({_model_name(self.model)} on {self.device})"
+    def __repr__(self) -> str:
+        return f"Generator({_model_name(self.model)} on {self.device}{'' if self.engine == 'torch' else ', ' + self.engine})"
 
 # %% ../nbs/api/22_inference.ipynb #1f498a3d
 def build_text_generator(model_id_or_model="tiny", # a name or path for `load_policy`, a model, or a (model, tokenizer) pair
                          tokenizer=None, # the tokenizer, when passing a model object
                          device: str | torch.device | None = None, # where to run; None keeps `load_policy`'s choice
-                         **kwargs, # passed to `load_policy` when loading by name
+                         engine: str = "torch", # 'torch', 'ctranslate2', 'vllm' or 'auto' (`choose_engine`)
+                         **kwargs, # passed to `load_policy` when loading by name (torch); dtype is the compute type for ctranslate2
                         ) -> Generator:
-    "A `Generator` for a model name, path or object (the embedded tiny model by default)."
+    "A `Generator` for a model name, path or object (the embedded tiny model by default), on the engine asked for."
     model = model_id_or_model
     if isinstance(model, tuple) and len(model) == 2: model, tokenizer = model
+    engine = choose_engine(engine, model)
+    if engine == "ctranslate2": # converted now (once), so that the first question does not wait for it
+        folder = ctranslate2_folder(model, tokenizer)
+        return Generator(model, tokenizer or prepare_tokenizer(AutoTokenizer.from_pretrained(folder / CT2_TOKENIZER)), engine=engine,
+                         compute_type=ct2_compute_type(kwargs.pop("dtype", None)))
+    if engine == "vllm": return Generator(model, tokenizer, engine=engine)
     if isinstance(model, (str, Path)): model, tokenizer = load_policy(str(model), **kwargs)
     if tokenizer is None: raise OneShotError("build_text_generator needs the tokenizer with a model object; pass tokenizer=")
     return Generator(model, tokenizer, device=device)

@@ -40,11 +40,12 @@ from .grading import check_answer
 # %% auto #0
 __all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'CACHE_ENV', 'STAMP_FILE', 'SMOLLM2_INSTALL',
            'CHAT_EOS', 'SMOLLM2_NAME', 'SMOLLM2_CONVERSION', 'QWEN_CODER_05B', 'QWEN_CODER_15B', 'QWEN_CONVERSION',
-           'MODELS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED', 'prepare_tokenizer', 'resolve_dtype',
-           'lora_config', 'tiny_path', 'model_cache_dir', 'cached_folder', 'smollm2_gguf', 'convert_gguf',
-           'smollm2_folder', 'SplitGGUF', 'gguf_parts', 'assemble_gguf', 'split_gguf_folder', 'NamedModel',
-           'named_model', 'hub_offline', 'resolve_model_source', 'add_lora', 'policy_dtype', 'precision_warning',
-           'load_policy', 'save_policy']
+           'MODELS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED', 'DIGEST_FILES', 'CT2_CONVERSION', 'CT2_INSTALL',
+           'CT2_TOKENIZER', 'prepare_tokenizer', 'resolve_dtype', 'lora_config', 'tiny_path', 'model_cache_dir',
+           'cached_folder', 'smollm2_gguf', 'convert_gguf', 'smollm2_folder', 'SplitGGUF', 'gguf_parts',
+           'assemble_gguf', 'split_gguf_folder', 'NamedModel', 'named_model', 'hub_offline', 'resolve_model_source',
+           'add_lora', 'policy_dtype', 'precision_warning', 'load_policy', 'save_policy', 'weights_digest',
+           'plain_model_folder', 'ctranslate2_folder']
 
 # %% ../nbs/api/07_models.ipynb #94f16243
 CHATML_TEMPLATE = (
@@ -558,3 +559,97 @@ def save_policy(model: PreTrainedModel, # the model to save
     path = Path(path); path.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(path, safe_serialization=True); tokenizer.save_pretrained(path)
     return path
+
+# %% ../nbs/api/07_models.ipynb #a98f2607
+DIGEST_FILES = ("config.json", "generation_config.json", "adapter_config.json", "tokenizer.json", "tokenizer_config.json",
+                "special_tokens_map.json", "chat_template.jinja", "vocab.json", "merges.txt", "added_tokens.json")
+
+def weights_digest(folder: str | Path, # a Hugging Face model folder: full weights, or a LoRA adapter
+                   chunk: int = 1 << 24, # bytes read at a time
+                  ) -> str:
+    "sha256 over the names and bytes of the files that make the model: config, weights (safetensors or .bin) and tokenizer."
+    import hashlib
+    folder, digest = Path(folder), hashlib.sha256()
+    files = sorted(f for f in folder.iterdir() if f.is_file() and (f.name in DIGEST_FILES or f.suffix == ".safetensors"
+                                                                   or re.fullmatch(r"(pytorch_model|adapter_model).*\.bin", f.name)))
+    if not any(f.suffix in (".safetensors", ".bin") for f in files):
+        raise OneShotError(f"{folder} holds no weights (*.safetensors or pytorch_model*.bin); pass a saved model's folder")
+    for f in files:
+        digest.update(f.name.encode() + b"\0")
+        with open(f, "rb") as handle:
+            while block := handle.read(chunk): digest.update(block)
+    return digest.hexdigest()
+
+# %% ../nbs/api/07_models.ipynb #d51d8b3b
+def _join_digests(*digests: str) -> str:
+    "One sha256 of several hex digests, in order."
+    import hashlib
+    return hashlib.sha256("\0".join(digests).encode()).hexdigest()
+
+def _snapshot(source: str) -> Path:
+    "The local folder of `source`: itself when it is one, else its copy in the Hugging Face cache (downloaded when online)."
+    if Path(source).expanduser().is_dir(): return Path(source).expanduser()
+    from huggingface_hub import snapshot_download
+    try: return Path(snapshot_download(source, local_files_only=hub_offline()))
+    except Exception as e: raise _not_loadable(source, f"its files could not be had ({str(e).splitlines()[0][:120]})") from None
+
+# %% ../nbs/api/07_models.ipynb #05524915
+@contextmanager
+def plain_model_folder(model, # a named model, a folder (full weights or a LoRA adapter), a Hub id, or a model object
+                  tokenizer=None, # the tokenizer, with a model object
+                 ):
+    "A folder of full weights for `model` (temporary where it had to be written) and the digest of its source."
+    if not isinstance(model, (str, Path)):
+        if tokenizer is None: raise OneShotError("converting a model object needs its tokenizer; pass tokenizer=")
+        if isinstance(model, PeftModel):
+            import copy
+            model = copy.deepcopy(model).merge_and_unload()
+        with tempfile.TemporaryDirectory(prefix="oneshot-plain-") as d:
+            save_policy(model, tokenizer, d)
+            yield Path(d), weights_digest(d)
+        return
+    if _is_adapter_folder(model):
+        adapter = Path(model).expanduser()
+        base, _ = resolve_model_source(_adapter_base(adapter))
+        digest = _join_digests(weights_digest(adapter), weights_digest(_snapshot(base)))
+        merged, tok = load_policy(adapter, dtype="float32", device="cpu") # merged in float32, kept as the base is stored
+        with tempfile.TemporaryDirectory(prefix="oneshot-merged-") as d:
+            save_policy(merged.to(_stored_dtype(str(_snapshot(base)), True) or torch.float32), tok, d)
+            del merged
+            yield Path(d), digest
+        return
+    source, _ = resolve_model_source(model)
+    folder = _snapshot(source)
+    yield folder, weights_digest(folder)
+
+# %% ../nbs/api/07_models.ipynb #9665c0e7
+CT2_CONVERSION = 2 # the version of `ctranslate2_folder`'s build (in the folder's name): raise it when the build changes
+CT2_INSTALL = "pip install ctranslate2" # the CPU inference engine (a manylinux/macOS wheel)
+CT2_TOKENIZER = "tokenizer" # the converted folder's subfolder holding the model's tokenizer, config and generation settings
+_COPIED = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
+           "generation_config.json", "vocab.json", "merges.txt", "added_tokens.json")
+
+def ctranslate2_folder(model: str | Path | PreTrainedModel = "tiny", # a named model, a folder (a LoRA run's final/ too), a Hub id, or a model object
+                       tokenizer: PreTrainedTokenizerBase | None = None, # the tokenizer, with a model object
+                       cache_dir: str | Path | None = None, # None: `model_cache_dir()`
+                      ) -> Path:
+    "`model` converted for CTranslate2 once, into the cache, keyed by a hash of its weights (a LoRA adapter merged first)."
+    if importlib.util.find_spec("ctranslate2") is None:
+        raise OneShotError(f"engine 'ctranslate2' needs the ctranslate2 package; install it with `{CT2_INSTALL}`, or use engine='torch'")
+    import ctranslate2
+    from ctranslate2.converters import TransformersConverter
+    label = model if isinstance(model, (str, Path)) else type(model).__name__
+    with plain_model_folder(model, tokenizer) as (source, digest):
+        def build(folder: Path):
+            print(f"oneshot_reason: converting {label} for CTranslate2 into {folder.parent / f'ct2-{digest[:16]}-v{CT2_CONVERSION}'} "
+                  "(once; kept for the same weights)", file=sys.stderr, flush=True)
+            try: TransformersConverter(str(source)).convert(str(folder), force=True)
+            except (ValueError, NotImplementedError) as e: # an architecture it has no converter for, a vocabulary that does not fit the model, ...
+                reason = str(e).splitlines()[0].rstrip(".")
+                if "No conversion is registered" in reason: reason = f"CTranslate2 {ctranslate2.__version__} has no converter for " + reason.split("configuration ")[-1].split(" ")[0]
+                raise OneShotError(f"engine 'ctranslate2' cannot run {label} ({reason}); use engine='torch'") from None
+            (folder / CT2_TOKENIZER).mkdir()
+            for name in _COPIED: # beside the model's own config, as transformers reads them (CTranslate2's config.json is another)
+                if (source / name).is_file(): shutil.copy(source / name, folder / CT2_TOKENIZER / name)
+        stamp = {"digest": digest, "conversion": CT2_CONVERSION, "ctranslate2": ctranslate2.__version__.split(".")[0]}
+        return cached_folder(f"ct2-{digest[:16]}-v{CT2_CONVERSION}", build, stamp, cache_dir)

@@ -15,17 +15,19 @@ from typing import Any
 
 import yaml
 
-from .core import OneShotError, package_sources
+from .core import ENGINES, OneShotError, package_sources
 
 # %% auto #0
-__all__ = ['DTYPE_HELP', 'MODEL_NAMES', 'FORMAT_REWARDS', 'MODEL_DEFAULTS', 'EVAL_BATCH_SIZE', 'TrainOptions', 'SettingError',
-           'method_flags', 'option_fields', 'apply_model_defaults', 'model_format', 'fill_method_defaults',
-           'check_options', 'load_options', 'cli_words', 'EvalOptions', 'GenerateOptions', 'make_options', 'add_flags']
+__all__ = ['DTYPE_HELP', 'MODEL_NAMES', 'FORMAT_REWARDS', 'MODEL_DEFAULTS', 'EVAL_BATCH_SIZE', 'ENGINE_HELP', 'TrainOptions',
+           'SettingError', 'method_flags', 'option_fields', 'apply_model_defaults', 'model_format',
+           'fill_method_defaults', 'check_options', 'load_options', 'cli_words', 'EvalOptions', 'GenerateOptions',
+           'make_options', 'add_flags']
 
 # %% ../nbs/api/01_options.ipynb #e4d58175
-def _opt(default, help: str, factory=None, least=None, accepted: str | None = None, positional: bool = False):
-    "An options field: its default, the help text of its flag, the smallest value accepted (and the words for it), whether it is positional."
-    meta = {"help": help, "least": least, "accepted": accepted, "positional": positional}
+def _opt(default, help: str, factory=None, least=None, accepted: str | None = None, positional: bool = False,
+         choices: tuple[str, ...] | None = None):
+    "An options field: its default, the help text of its flag, the smallest value accepted (and the words for it), whether it is positional, the values it takes."
+    meta = {"help": help, "least": least, "accepted": accepted, "positional": positional, "choices": choices}
     if factory is not None: return field(default_factory=factory, metadata=meta)
     return field(default=default, metadata=meta)
 
@@ -182,6 +184,11 @@ def _check_values(opts) -> None:
             raise _refuse(opts, f.name, value, f"expected {words or _KIND_WORDS[kind]}") from None
         if value is None and "None" not in str(f.type): raise _refuse(opts, f.name, value, f"expected {_KIND_WORDS[kind]}")
         if least is not None and value is not None and value < least: raise _refuse(opts, f.name, value, f"expected {words}")
+        if (choices := f.metadata.get("choices")) and value is not None:
+            if str(value).strip().lower() not in choices:
+                words = f.metadata.get("accepted") or f"choose one of {', '.join(choices)}"
+                raise _refuse(opts, f.name, value, words + _did_you_mean(str(value), choices))
+            value = str(value).strip().lower()
         setattr(opts, f.name, value)
     if not isinstance(getattr(opts, "trainer", {}), dict): raise _refuse(opts, "trainer", opts.trainer, "expected a mapping of OneShotConfig fields")
 
@@ -473,6 +480,8 @@ def cli_words(message: str, # a message naming Python arguments
 
 # %% ../nbs/api/01_options.ipynb #20d5bfd3
 EVAL_BATCH_SIZE = 32 # sequences per generate call of `eval`: see `runs` and `bench/eval_batch.py`, `bench/generation.py`
+ENGINE_HELP = ("what generates: auto, torch, ctranslate2 (a CPU) or vllm (a GPU) (default: auto: vllm for a saved model on a GPU "
+               "when installed, ctranslate2 on a CPU, torch for tiny)")
 
 @dataclass
 class EvalOptions:
@@ -488,7 +497,8 @@ class EvalOptions:
     format: str | None = _opt(None, "prompt format: xml, hash, think or boxed (default: hash for smollm2-135m, else the benchmark's)")
     output_dir: str | None = _opt(None, "where records and the summary go (default: <run>/eval for a run's final/ model, else outputs/eval)")
     batch_size: int = _opt(EVAL_BATCH_SIZE, "sequences per generate call", least=1)
-    dtype: str = _opt("auto", DTYPE_HELP)
+    engine: str = _opt("auto", ENGINE_HELP, choices=ENGINES)
+    dtype: str = _opt("auto", DTYPE_HELP + "; with --engine ctranslate2: int8 (auto) or float32")
 
 # %% ../nbs/api/01_options.ipynb #b6b2a47b
 @dataclass
@@ -499,7 +509,8 @@ class GenerateOptions:
     format: str | None = _opt(None, "prompt format: xml, hash, think or boxed (default: hash for smollm2-135m, else xml)")
     max_new_tokens: int = _opt(256, "completion length limit", least=1)
     temperature: float = _opt(0.0, "sampling temperature; 0 is greedy", least=0, accepted="a number >= 0 (0 is greedy)")
-    dtype: str = _opt("auto", DTYPE_HELP)
+    engine: str = _opt("auto", ENGINE_HELP, choices=ENGINES)
+    dtype: str = _opt("auto", DTYPE_HELP + "; with --engine ctranslate2: int8 (auto) or float32")
     save: str | None = _opt(None, "append the prompt/response pair to this JSONL file (default: not saved)")
 
 # %% ../nbs/api/01_options.ipynb #895a46af

@@ -27,7 +27,8 @@ from .console import (Console, RunClock, _cuda, _health_report, _use_console, _w
 
 # %% auto #0
 __all__ = ['ACTIVATION_FLOATS', 'ASSUMED_PROMPT_TOKENS', 'TRAIN_TEXT_LIMIT', 'run_eval', 'run_generate', 'check_offline',
-           'activation_bytes', 'available_memory', 'method_summaries', 'run_train', 'train', 'evaluate', 'generate']
+           'activation_bytes', 'available_memory', 'method_summaries', 'run_train', 'train', 'engine_and_dtype',
+           'evaluate', 'generate']
 
 # %% ../nbs/api/29_runs.ipynb #85aa4113
 def _dataset_cached(repo: str) -> bool:
@@ -394,6 +395,16 @@ def _eval_dtype(model: str, # the model's name or folder
     if str(dtype).lower() not in DTYPE_NAMES: raise OneShotError(f"dtype={dtype!r}: unknown dtype; choose auto, float32, bfloat16 or float16")
     return str(policy_dtype(model, dtype)).removeprefix("torch.")
 
+# %% ../nbs/api/29_runs.ipynb #73415721
+def engine_and_dtype(model: str, # the model's name or folder
+                     engine: str, # what the user asked for: one of `ENGINES`
+                     dtype: str, # what the user asked for: 'auto', 'float32', 'int8', ...
+                    ) -> tuple[str, str]:
+    "The engine that will generate for `model` and the precision it runs in, by name; refused in one line before anything loads."
+    from oneshot_reason.inference import choose_engine, ct2_compute_type
+    engine = choose_engine(engine, model)
+    return engine, ct2_compute_type(dtype) if engine == "ctranslate2" else _eval_dtype(model, dtype)
+
 # %% ../nbs/api/29_runs.ipynb #1ab580af
 def evaluate(options: EvalOptions | None = None, # checked options (`make_options`); None: built from `flags`
              **flags, # the options as keyword arguments, named as `eval`'s flags (`EvalOptions`)
@@ -402,13 +413,14 @@ def evaluate(options: EvalOptions | None = None, # checked options (`make_option
     o = options if options is not None else make_options(EvalOptions, **flags)
     if options is not None and flags: raise OneShotError("evaluate: pass options or keyword arguments, not both")
     from oneshot_reason.evaluate import evaluate as evaluate_model
-    dtype = _eval_dtype(o.model, o.dtype)
+    engine, dtype = engine_and_dtype(o.model, o.engine, o.dtype)
     check_offline(argparse.Namespace(model=o.model, benchmark=o.benchmark, data_path=o.data_path, _interface="python"), data_key="benchmark")
     temperature = o.temperature if o.temperature is not None else 0.0 if o.n_samples == 1 else 0.6
     format = o.format if o.format is not None else model_format(o.model)
     out = eval_output_dir(o.model, o.output_dir)
     result = evaluate_model(o.model, benchmark=o.benchmark, n_samples=o.n_samples, temperature=temperature, max_new_tokens=o.max_new_tokens,
-                            batch_size=o.batch_size, limit=o.limit, format=format, data_path=o.data_path, output_dir=out, dtype=dtype)
+                            batch_size=o.batch_size, limit=o.limit, format=format, data_path=o.data_path, output_dir=out, dtype=dtype,
+                            engine=engine)
     summary = {**result.to_dict(), "dtype": dtype}
     summary["counts"] = metric_counts(summary | {key: [r.get(key, []) for r in result.records] for key in ("correct", "strict")})
     summary["files"] = [str(out / f"{result.benchmark}.jsonl"), str(out / f"{result.benchmark}_summary.json")]
@@ -431,14 +443,15 @@ def generate(question: str | GenerateOptions | None = None, # the problem to sol
     from oneshot_reason.inference import build_text_generator, save_prompt_and_response, solve
     from oneshot_reason.inference import render_prompt
     format = o.format or model_format(model) or "xml"
-    dtype = _eval_dtype(model, o.dtype)
+    engine, dtype = engine_and_dtype(model, o.engine, o.dtype)
     check_offline(argparse.Namespace(model=model, dataset=None, data_path=None, _interface="python"))
-    generator = build_text_generator(model, dtype=dtype)
-    result = {**solve(question, generator, format=format, max_new_tokens=max_new_tokens, temperature=temperature), "dtype": dtype}
+    generator = build_text_generator(model, dtype=dtype, engine=engine)
+    result = {**solve(question, generator, format=format, max_new_tokens=max_new_tokens, temperature=temperature),
+              "dtype": dtype, "engine": engine}
     if save:
         messages = build_prompt(question, format)
         save_prompt_and_response(save, messages, result["completion"], rendered_prompt=render_prompt(generator.tokenizer, messages),
-                                 question=question, answer=result["answer"], truncated=result["truncated"], model=model, format=format, dtype=dtype,
+                                 question=question, answer=result["answer"], truncated=result["truncated"], model=model, format=format, engine=engine, dtype=dtype,
                                  max_new_tokens=max_new_tokens, temperature=temperature, version=__version__)
     return result
 

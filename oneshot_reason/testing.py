@@ -195,5 +195,5 @@ def make_fake_run(folder, steps=range(1, 7), groups=2, G=4, T=5, m3po=True, luff
         (folder / "eval" / "synthetic.jsonl").write_text(json.dumps({"index": 0, "question": "1 + 1?", "reference": "2",
             "completions": ["<answer>2</answer>"], "answers": ["2"], "correct": [True], "data_source": "synthetic"}) + "\n")
         (folder / "eval" / "synthetic_summary.json").write_text(json.dumps({"benchmark": "synthetic", "model": "tiny", "n_problems": 1,
-            "n_samples": 1, "temperature": 0.0, "backend": "generate", "metrics": {"pass@1": 0.5}, "seconds": 1.0}))
+            "n_samples": 1, "temperature": 0.0, "engine": "torch", "metrics": {"pass@1": 0.5}, "seconds": 1.0}))
     return folder
