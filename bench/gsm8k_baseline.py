@@ -4,6 +4,14 @@
         [--data-dir ../shared/data] [--format hash] [--max-new-tokens 512] [--limit N] [--chunk 16] [--batch-size 16]
     python bench/gsm8k_baseline.py --out bench/runs/qwen05_gsm8k --summary bench/results/qwen_baseline.json
     python bench/gsm8k_baseline.py --model qwen2.5-coder-0.5b --lengths 20 --max-new-tokens 768
+    python bench/gsm8k_baseline.py --model qwen2.5-coder-0.5b --engine ctranslate2 --out ~/.cache/oneshot_reason/bench/qwen05_ct2 \
+        --format boxed --chunk 64 --batch-size 32
+    python bench/gsm8k_baseline.py --out ~/.cache/oneshot_reason/bench/qwen05_ct2 --summary bench/results/qwen_baseline.json \
+        --records bench/results/qwen_baseline_records.jsonl.gz
+
+`--engine ctranslate2` generates with CTranslate2 (`--dtype int8`, its default, or float32) instead of torch; the
+settings file records the engine, and a folder holds the records of one engine only. `--records` keeps a gzipped
+copy of the records beside the summary (the run folder may not outlive the machine).
 
 Each chunk of problems is one `oneshot_reason.evaluate.evaluate` call (the package's generation, grading, strict
 and lenient verdicts); its records are appended to `<out>/records.jsonl` with the problem's index, the chunk's new
@@ -38,7 +46,7 @@ def wilson(k: int, n: int) -> list[float]:
     centre, half = (p + z * z / (2 * n)) / (1 + z * z / n), z * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5 / (1 + z * z / n)
     return [round(centre - half, 4), round(centre + half, 4)]
 
-def summarise(out: Path, dest: Path | None, note: str | None) -> dict:
+def summarise(out: Path, dest: Path | None, note: str | None, records_copy: Path | None = None) -> dict:
     settings = json.loads((out / "settings.json").read_text())
     records = {r["index"]: r for r in read_jsonl(out / "records.jsonl")}
     chunks = read_jsonl(out / "chunks.jsonl")
@@ -54,7 +62,11 @@ def summarise(out: Path, dest: Path | None, note: str | None) -> dict:
                "truncated": truncated, "new_tokens": tokens, "generation_seconds": round(seconds, 1),
                "tokens_per_second": round(tokens / seconds, 2) if seconds else None,
                "mean_new_tokens": round(tokens / n, 1) if n else None,
-               "settings": settings, "note": note, "records": str(out)}
+               "settings": settings, "note": note, "records": str(records_copy or out)}
+    if records_copy is not None:
+        import gzip
+        with gzip.open(records_copy, "wt", encoding="utf-8") as f:
+            for i in sorted(records): f.write(json.dumps(records[i]) + "\n")
     if dest is not None:
         dest.parent.mkdir(parents=True, exist_ok=True); dest.write_text(json.dumps(summary, indent=2) + "\n")
     return summary
@@ -73,16 +85,22 @@ def main():
     ap.add_argument("--lengths", type=int, default=0, help="only print the completion lengths of this many problems")
     ap.add_argument("--summary", type=Path, default=None, help="write the summary of --out to this file and stop")
     ap.add_argument("--note", default=None, help="a line for the summary (e.g. the machine's load)")
+    ap.add_argument("--engine", default="torch", choices=["torch", "ctranslate2"])
+    ap.add_argument("--dtype", default="auto", help="torch: the weights' dtype (auto); ctranslate2: int8 (auto) or float32")
+    ap.add_argument("--records", type=Path, default=None, help="with --summary: also write the records, gzipped, to this file")
     a = ap.parse_args()
     if a.summary is not None:
-        print(json.dumps({k: v for k, v in summarise(a.out, a.summary, a.note).items() if k != "settings"}, indent=1)); return
+        print(json.dumps({k: v for k, v in summarise(a.out, a.summary, a.note, a.records).items() if k != "settings"}, indent=1)); return
 
     import torch
     if a.threads: torch.set_num_threads(a.threads)
     from oneshot_reason.evaluate import evaluate, heldout_problems
     from oneshot_reason.models import load_policy
     data = heldout_problems("gsm8k", n=a.limit, format=a.format, data_path=a.data_dir / "gsm8k" / "test.jsonl")
-    model, tok = load_policy(a.model, device="cpu")
+    if a.engine == "torch": model, tok = load_policy(a.model, device="cpu", dtype=a.dtype)
+    else: model, tok = a.model, None # CTranslate2 converts the model once and loads its own copy
+    engine_dtype = {"engine": a.engine, "dtype": str(next(model.parameters()).dtype).removeprefix("torch.") if a.engine == "torch"
+                    else ("int8" if a.dtype == "auto" else a.dtype)}
     if a.lengths:
         res = evaluate(model, tok, data.select(range(a.lengths)), max_new_tokens=a.max_new_tokens, batch_size=a.batch_size,
                        format=a.format, progress=False)
@@ -93,12 +111,13 @@ def main():
     a.out.mkdir(parents=True, exist_ok=True)
     settings = {"model": a.model, "format": a.format, "max_new_tokens": a.max_new_tokens, "decoding": "greedy",
                 "prompt": "zero-shot chat: the format's system prompt, then the question", "batch_size": a.batch_size,
-                "dtype": str(next(model.parameters()).dtype).removeprefix("torch."), "n_total": len(data),
+                **engine_dtype, "n_total": len(data),
                 "torch_threads": torch.get_num_threads(), "machine": f"{platform.machine()}, {os.cpu_count()} cores"}
     path = a.out / "settings.json"
     if path.exists():
         old = json.loads(path.read_text())
-        same = {k: old.get(k) for k in ("model", "format", "max_new_tokens")} == {k: settings[k] for k in ("model", "format", "max_new_tokens")}
+        keys = ("model", "format", "max_new_tokens", "engine", "dtype") # a folder of an earlier version: torch
+        same = all(old.get(k, "torch" if k == "engine" else None) == settings[k] for k in keys)
         if not same: sys.exit(f"{a.out} holds a run with other settings ({old}); use another --out")
     else: path.write_text(json.dumps(settings, indent=2) + "\n")
     done = {r["index"] for r in read_jsonl(a.out / "records.jsonl")}
@@ -108,7 +127,8 @@ def main():
         idx = todo[s:s + a.chunk]
         start = time.time()
         res = evaluate(model, tok, data.select(idx), max_new_tokens=a.max_new_tokens, batch_size=a.batch_size,
-                       format=a.format, progress=False, seed=0)
+                       format=a.format, progress=False, seed=0, engine=a.engine,
+                       **({"dtype": engine_dtype["dtype"]} if a.engine == "ctranslate2" else {}))
         rows = [{**r, "index": i} for i, r in zip(idx, res.records)] # the problem's index in the test set
         for r in rows: r.pop("prompt", None)
         append(a.out / "records.jsonl", rows)

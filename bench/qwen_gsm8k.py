@@ -1,0 +1,249 @@
+"""RL on a model that can do grade-school math: GRPO (then LUFFY) on Qwen2.5-Coder-0.5B-Instruct, GSM8K held out with intervals.
+
+    python bench/qwen_gsm8k.py --data-dir ../shared/data [--experiment grpo] [--threads 2] [--commit]
+    python bench/qwen_gsm8k.py --summary-only
+
+Each experiment of `configs/qwen_gsm8k.yaml` is one `oneshot-reason train` run (LoRA, GSM8K's training set, the
+config's format, reward and trainer shape, no evaluation inside it) and a held-out evaluation of its checkpoints:
+the first `heldout.n` GSM8K test problems (never trained on), greedy, `heldout.max_new_tokens` tokens, through one
+engine for every checkpoint (`heldout.engine`: CTranslate2 int8 on a CPU), at step 0 (the base model) and every
+`eval_every` steps up to `max_steps`. Training runs in the background (`train_threads` torch threads, resumed
+from its newest checkpoint with `--resume`, which continues it exactly) while this script evaluates each checkpoint
+as it appears (`eval_threads` threads): on two cores, one thread each spends the cores best (a second torch thread
+costs more than it gives on a busy machine). Killed at any point, it continues where it stopped when run again.
+
+After every evaluation it rewrites `bench/results/qwen_gsm8k.json` (and, with `--commit`, commits it): per
+experiment the held-out accuracies (strict: the answer in `\\boxed{}`; lenient: the final answer anywhere) with each
+problem's verdicts, the change from step 0 with a 95% paired bootstrap interval over the problems, and per training
+step the reward, correctness, boxed answers, completion length, cut-off share, wall and CPU seconds (read from the
+run's `completions.jsonl` and the trainer's process); the records of every evaluation are kept, gzipped, in
+`bench/results/qwen_gsm8k/`, and the first `keep_completions` held-out completions before and after in the results.
+The run folders live outside the checkout (`run_dir`), where a new checkout of the repository does not remove them.
+"""
+import argparse, gzip, json, os, platform, shlex, subprocess, sys, threading, time
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from real_model import paired_bootstrap # the same interval as the SmolLM2 experiments
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "qwen_gsm8k.json"
+RECORDS = ROOT / "bench" / "results" / "qwen_gsm8k"
+
+
+def log(message: str) -> None: print(time.strftime("%H:%M:%S"), message, flush=True)
+
+
+def load_results() -> dict:
+    return json.loads(RESULTS.read_text()) if RESULTS.exists() else {"experiments": {}}
+
+
+def save_results(results: dict, commit: str | None = None) -> None:
+    tmp = RESULTS.with_suffix(".tmp")
+    tmp.write_text(json.dumps(results, indent=1) + "\n"); tmp.replace(RESULTS)
+    if commit:
+        paths = [str(RESULTS.relative_to(ROOT)), str(RECORDS.relative_to(ROOT))]
+        for attempt in range(5): # another git command may hold the index for a moment
+            add = subprocess.run(["git", "-C", str(ROOT), "add", *paths], capture_output=True, text=True)
+            done = add.returncode == 0 and subprocess.run(["git", "-C", str(ROOT), "commit", "-q", "-m", commit, "--", *paths],
+                                                          capture_output=True, text=True).returncode == 0
+            if done: return
+            time.sleep(3)
+        log(f"could not commit {RESULTS.name} (left uncommitted)")
+
+
+def cpu_seconds(pid: int) -> float:
+    "User + system CPU seconds of a running process (its threads included)."
+    try: fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError: return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def steps_done(run: Path) -> int:
+    "The last step whose completions the run wrote."
+    path = run / "completions.jsonl"
+    if not path.exists(): return 0
+    last = 0
+    with open(path, "rb") as f:
+        f.seek(max(0, path.stat().st_size - 65536))
+        for line in f.read().splitlines():
+            try: last = max(last, json.loads(line)["step"])
+            except (ValueError, KeyError): pass
+    return last
+
+
+def train_command(cfg: dict, exp: dict, run: Path, data_dir: Path, resume: bool) -> list[str]:
+    "The `oneshot-reason train` command of the experiment (its trainer shape in a YAML file beside the run folder)."
+    trainer = {**cfg["trainer"], **exp.get("trainer", {})}
+    shape = run.parent / f"{run.name}.yaml"
+    shape.parent.mkdir(parents=True, exist_ok=True)
+    shape.write_text(yaml.safe_dump({"trainer": trainer}))
+    args = ["oneshot-reason", "train", "--model", cfg["model"], "--lora", str(cfg["lora"]), "--algo", exp["algo"],
+            "--format", exp.get("format", cfg["format"]), "--reward-preset", exp.get("reward", cfg["reward"]),
+            "--data-path", str(data_dir / exp["data"]), "--max-steps", str(cfg["max_steps"]), "--seed", str(cfg["seed"]),
+            "--output-dir", str(run), "--config", str(shape), "--n-eval", "0", "--quiet", "--resume" if resume else "--overwrite"]
+    for key, flag in (("demo_column", "--demo-column"),):
+        if key in exp: args += [flag, str(exp[key])]
+    return args
+
+
+class Trainer:
+    "The experiment's `oneshot-reason train` in the background (resumed from its newest checkpoint), and a thread timing its steps."
+    def __init__(self, cfg: dict, exp: dict, run: Path, data_dir: Path, threads: int, timing: list[dict]):
+        self.run, self.timing, self.threads = run, timing, threads
+        args = train_command(cfg, exp, run, data_dir, resume=any(run.glob("checkpoint-*")))
+        log(f"training in the background: {shlex.join(args)}")
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONUNBUFFERED": "1"}
+        self.out = open(run.parent / f"{run.name}.log", "a")
+        self.proc = subprocess.Popen(args, stdout=self.out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        threading.Thread(target=self._time_steps, daemon=True).start()
+
+    def _time_steps(self):
+        "One line per finished step: its wall and CPU seconds (the trainer's process alone) and the machine's load."
+        last, t0, c0, load = steps_done(self.run), time.time(), cpu_seconds(self.proc.pid), os.getloadavg()[0]
+        while self.proc.poll() is None:
+            time.sleep(5)
+            now = steps_done(self.run)
+            if now > last:
+                c1 = cpu_seconds(self.proc.pid)
+                self.timing.append({"step": now, "wall_seconds": round(time.time() - t0, 1), "cpu_seconds": round(c1 - c0, 1),
+                                    "load": round(load, 2), "threads": self.threads, "steps_in_interval": now - last})
+                log(f"step {now}: {time.time() - t0:.0f} s wall, {c1 - c0:.0f} CPU-s, load {load:.1f}")
+                last, t0, c0, load = now, time.time(), c1, os.getloadavg()[0]
+
+    def wait_for(self, step: int) -> None:
+        "Block until `checkpoint-<step>` exists; stop with the log's tail if the trainer ends without it."
+        while not (self.run / f"checkpoint-{step}").is_dir():
+            if self.proc.poll() is not None and not (self.run / f"checkpoint-{step}").is_dir():
+                tail = (self.run.parent / f"{self.run.name}.log").read_text()[-3000:]
+                raise SystemExit(f"training ended (exit {self.proc.returncode}) before checkpoint-{step}:\n{tail}")
+            time.sleep(10)
+
+
+def evaluate_source(cfg: dict, source: str, out: Path, data_dir: Path) -> dict:
+    "The held-out evaluation of a model or checkpoint, with the config's engine; its summary and records."
+    from oneshot_reason.evaluate import evaluate
+    h = cfg["heldout"]
+    load = os.getloadavg()[0]
+    result = evaluate(source, "gsm8k", data_path=str(data_dir / h["data"]), limit=h["n"], format=cfg["format"],
+                      max_new_tokens=h["max_new_tokens"], batch_size=h["batch_size"], engine=h["engine"], dtype=h["dtype"],
+                      output_dir=out, progress=False)
+    s = result.to_dict()
+    return {"strict": s["metrics"]["strict_pass@1"], "lenient": s["metrics"]["pass@1"], "n": s["n_problems"],
+            "truncated": s["n_truncated"], "new_tokens": s["new_tokens"], "tokens_per_second": s["tokens_per_second"],
+            "seconds": s["seconds"], "engine": s["engine"], "dtype": s["dtype"], "load": round(load, 2),
+            "verdicts_strict": "".join("1" if r["strict"][0] else "0" for r in result.records),
+            "verdicts_lenient": "".join("1" if r["correct"][0] else "0" for r in result.records)}, result.records
+
+
+def step_metrics(run: Path, format: str) -> list[dict]:
+    "Per training step, from the run's completion records: reward, correct share, share with the format's answer, mean length in characters."
+    from oneshot_reason.answers import final_answer
+    from oneshot_reason.grading import check_answer
+    from transformers import AutoTokenizer
+    path = run / "completions.jsonl"
+    if not path.exists(): return []
+    rows: dict[int, list[dict]] = {}
+    for line in path.read_text().splitlines():
+        try: r = json.loads(line)
+        except ValueError: continue
+        rows.setdefault(r["step"], []).append(r)
+    out = []
+    for step, rs in sorted(rows.items()):
+        n = len(rs)
+        out.append({"step": step, "n": n, "reward": round(sum(r["reward"] for r in rs) / n, 4),
+                    "correct": round(sum(list(r["rewards"].values())[0] > 0 for r in rs) / n, 4), # the stack's first function: correctness
+                    "formatted": round(sum(final_answer(r["completion"], format) is not None for r in rs) / n, 4), # its answer where the format puts it
+                    "chars": round(sum(len(r["completion"]) for r in rs) / n, 1)})
+    return out
+
+
+def trainer_log(run: Path) -> dict[int, dict]:
+    "The trainer's logged numbers per step (mean completion length in tokens, cut share, zero-std groups, entropy), newest checkpoint."
+    states = sorted(run.glob("checkpoint-*/trainer_state.json"), key=lambda p: int(p.parent.name.split("-")[1]))
+    if not states: return {}
+    keep = ("completions/mean_length", "completions/clipped_ratio", "frac_reward_zero_std", "entropy", "grad_norm", "loss")
+    return {h["step"]: {k.split("/")[-1]: round(h[k], 4) for k in keep if k in h} for h in json.loads(states[-1].read_text())["log_history"]}
+
+
+def summarise(results: dict, cfg: dict) -> None:
+    "Per experiment: the change of strict and lenient accuracy from step 0 to its newest evaluation, paired over the problems."
+    for name, e in results["experiments"].items():
+        evals = sorted(e.get("evals", []), key=lambda v: v["step"])
+        if len(evals) < 2: continue
+        first, last = evals[0], evals[-1]
+        e["table"] = {"from_step": first["step"], "to_step": last["step"], "complete": last["step"] == cfg["max_steps"]}
+        for kind in ("strict", "lenient"):
+            before = [c == "1" for c in first[f"verdicts_{kind}"]]
+            after = [c == "1" for c in last[f"verdicts_{kind}"]]
+            e["table"][f"{kind}_before"], e["table"][f"{kind}_after"] = first[kind], last[kind]
+            e["table"][f"{kind}_change_paired"] = [round(x, 4) for x in paired_bootstrap(before, after)]
+
+
+def completions_of(records: list[dict], n: int) -> list[dict]:
+    return [{k: r[k] for k in ("index", "question", "reference", "completions", "answers", "correct", "strict", "truncated")}
+            for r in records[:n]]
+
+
+def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int, commit: bool) -> None:
+    "Train the experiment in the background and evaluate its checkpoints as they come (the base model first)."
+    import torch
+    torch.set_num_threads(cfg.get("eval_threads", threads))
+    exp, results = cfg["experiments"][name], load_results()
+    run = Path(cfg["run_dir"]).expanduser() / name
+    e = results["experiments"].setdefault(name, {"evals": [], "steps": [], "timing": []})
+    e["command"] = shlex.join(train_command(cfg, exp, run, data_dir, False))
+    RECORDS.mkdir(parents=True, exist_ok=True)
+    targets = list(range(0, cfg["max_steps"] + 1, cfg["eval_every"]))
+    if targets[-1] != cfg["max_steps"]: targets.append(cfg["max_steps"])
+    trainer = None
+    if not (run / f"checkpoint-{cfg['max_steps']}").is_dir():
+        run.parent.mkdir(parents=True, exist_ok=True)
+        trainer = Trainer(cfg, exp, run, data_dir, cfg.get("train_threads", threads), e["timing"])
+    for step in targets:
+        if any(v["step"] == step for v in e["evals"]): continue
+        if step > 0 and trainer is not None: trainer.wait_for(step)
+        source = cfg["model"] if step == 0 else str(run / f"checkpoint-{step}")
+        log(f"{name}: evaluating step {step} ({source}) on {cfg['heldout']['n']} held-out problems")
+        summary, records = evaluate_source(cfg, source, run.parent / f"{name}-eval-step{step}", data_dir)
+        with gzip.open(RECORDS / f"{name}_step{step}.jsonl.gz", "wt", encoding="utf-8") as f:
+            for r in records: f.write(json.dumps(r) + "\n")
+        e["evals"] = sorted(e["evals"] + [{"step": step, **summary}], key=lambda v: v["step"])
+        if step == 0: e["before"] = completions_of(records, cfg["keep_completions"])
+        else: e["after"] = {"step": step, "completions": completions_of(records, cfg["keep_completions"])}
+        logged = trainer_log(run)
+        e["steps"] = [{**s, **logged.get(s["step"], {})} for s in step_metrics(run, cfg["format"])]
+        results.update(config=cfg, machine={"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                                            "torch": torch.__version__, "threads": threads})
+        summarise(results, cfg)
+        log(f"{name} step {step}: strict {summary['strict']:.3f}, lenient {summary['lenient']:.3f}, {summary['truncated']} cut, "
+            f"{summary['tokens_per_second']:.0f} tokens/s")
+        save_results(results, f"bench: qwen_gsm8k {name} at step {step}: held-out strict {summary['strict']:.1%}, "
+                              f"lenient {summary['lenient']:.1%} ({summary['n']} GSM8K test problems, {summary['engine']} {summary['dtype']})"
+                     if commit else None)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--config", default=str(ROOT / "configs" / "qwen_gsm8k.yaml"))
+    p.add_argument("--data-dir", default=os.environ.get("ONESHOT_DATA_DIR", str(ROOT.parent / "shared" / "data")))
+    p.add_argument("--experiment", nargs="*", help="run only these experiments (default: all, in the config's order)")
+    p.add_argument("--threads", type=int, default=2, help="torch and CTranslate2 threads")
+    p.add_argument("--commit", action="store_true", help="commit the results file after every evaluation")
+    p.add_argument("--summary-only", action="store_true")
+    p.add_argument("--results", default=None, help="the results file (default: bench/results/<config name>.json; records beside it)")
+    a = p.parse_args()
+    cfg = yaml.safe_load(Path(a.config).read_text())
+    global RESULTS, RECORDS
+    RESULTS = Path(a.results) if a.results else ROOT / "bench" / "results" / f"{Path(a.config).stem}.json"
+    RECORDS = RESULTS.with_suffix("")
+    if a.summary_only:
+        results = load_results(); summarise(results, cfg); save_results(results)
+        print(json.dumps({n: e.get("table") for n, e in results["experiments"].items()}, indent=1)); return
+    for name in a.experiment or list(cfg["experiments"]):
+        run_experiment(cfg, name, Path(a.data_dir).expanduser(), a.threads, a.commit)
+
+
+if __name__ == "__main__": main()
