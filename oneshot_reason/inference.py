@@ -319,12 +319,15 @@ def generate_completions_ctranslate2(model, # a named model, a folder (a LoRA ru
     new_tokens, seconds = 0, 0.0
     batches = [jobs[s:s + batch_size] for s in range(0, len(jobs), batch_size)]
     bar = tqdm(total=len(jobs) * max_new_tokens, desc=desc, unit="tok", disable=not progress or not batches, leave=False)
+    def advance(step) -> bool: # called for every new token of every row; True would stop that row
+        bar.update(1)
+        return False
     try:
         for batch in batches:
             start, before = time.perf_counter(), bar.n
             results = generator.generate_batch([tokenizer.convert_ids_to_tokens(ids[i]) for i, _ in batch],
                                                max_length=max_new_tokens, include_prompt_in_result=False, end_token=stop,
-                                               return_end_token=True, callback=None if bar.disable else lambda step: bar.update(1),
+                                               return_end_token=True, callback=None if bar.disable else advance,
                                                **sampling)
             seconds += time.perf_counter() - start
             bar.update(len(batch) * max_new_tokens - (bar.n - before))  # the rows that ended early count as done
