@@ -2,6 +2,7 @@
 
     python bench/engine.py --speed [--problems 32] [--max-new-tokens 256] [--batches 1 8 32]
     python bench/engine.py --agreement [--n 104] [--scores 32]
+    python bench/engine.py --rollout [--prompts 4] [--group 8] [--max-new-tokens 384]
 
 `--speed`: greedy completions of the first GSM8K test problems in the `boxed` format (the package's chat prompts),
 through every engine in one process, the engines' order rotated at each batch size so that a change in the machine's
@@ -15,6 +16,12 @@ average before and after, and per batch size the ratio of CTranslate2 int8 to th
 problems with the same final answer and the same text, and the change in accuracy with a 95% paired bootstrap
 interval; then, on the reference's first `--scores` completions, the per-token log-probabilities that CTranslate2
 int8 gives the same tokens (`score_batch`) against torch float32's.
+
+`--rollout`: what CTranslate2 would cost as the rollout engine of a LoRA run, per step: the rollout shape (GSM8K
+training prompts x a group of completions, temperature 0.7) sampled by the package's loop in the `auto` dtype (what
+the trainer samples with) and by CTranslate2 int8, and the price of handing it the policy every step: the LoRA
+adapters merged into a copy of the model, saved, converted and loaded (`models.ctranslate2_folder` on an adapter
+folder, then `ctranslate2.Generator`), timed on adapters with random weights.
 
 Results go to `bench/results/engine.json` (each part under its own key, rewritten as it finishes).
 """
@@ -149,10 +156,52 @@ def logprob_gap(ref, n: int) -> dict:
             "what": "CTranslate2 int8 log-prob minus torch float32 log-prob of the same completion tokens"}
 
 
+def rollout(a) -> None:
+    "One GRPO rollout by each engine, and the cost of refreshing CTranslate2's copy of a LoRA policy."
+    import ctranslate2, shutil, tempfile, torch
+    from oneshot_reason.data import load_math_file
+    from oneshot_reason.inference import generate_completions
+    from oneshot_reason.models import load_policy, ctranslate2_folder, save_policy
+    train = load_math_file(Path(a.data_dir) / "gsm8k" / "train.jsonl", format="boxed", limit=a.prompts)
+    ps = list(train["prompt"])
+    policy, tok = load_policy(MODEL, lora=16)
+    for n, p_ in policy.named_parameters(): # adapters as after some training: the merged weights differ from the base
+        if "lora_B" in n: torch.nn.init.normal_(p_, std=1e-3)
+    rows, load0 = {}, os.getloadavg()[0]
+    for name in ("ctranslate2 int8", "torch fast_generate"):
+        start = time.perf_counter()
+        if name == "torch fast_generate":
+            g = generate_completions(policy, tok, ps, n_samples=a.group, temperature=0.7, max_new_tokens=a.max_new_tokens,
+                                     batch_size=a.prompts * a.group, fast=True, details=True, progress=False)
+        else:
+            g = generate_completions(MODEL, None, ps, n_samples=a.group, temperature=0.7, max_new_tokens=a.max_new_tokens,
+                                     batch_size=a.prompts * a.group, engine="ctranslate2", details=True, progress=False)
+        rows[name] = {"new_tokens": g.new_tokens, "seconds": round(g.seconds, 1), "tokens_per_second": round(g.tokens_per_second, 1),
+                      "wall_seconds": round(time.perf_counter() - start, 1)}
+        print(name, rows[name], flush=True)
+    work = Path(tempfile.mkdtemp(prefix="rollout-engine-"))
+    try:
+        start = time.perf_counter(); save_policy(policy, tok, work / "adapter"); saved = time.perf_counter() - start
+        start = time.perf_counter(); folder = ctranslate2_folder(work / "adapter", cache_dir=work / "cache"); converted = time.perf_counter() - start
+        start = time.perf_counter(); ctranslate2.Generator(str(folder), compute_type="int8", intra_threads=torch.get_num_threads()); loaded = time.perf_counter() - start
+    finally: shutil.rmtree(work, ignore_errors=True)
+    refresh = {"save_adapter_seconds": round(saved, 1), "merge_save_convert_seconds": round(converted, 1), "load_int8_seconds": round(loaded, 1)}
+    per_step = refresh["save_adapter_seconds"] + refresh["merge_save_convert_seconds"] + refresh["load_int8_seconds"]
+    saved_time = rows["torch fast_generate"]["seconds"] - rows["ctranslate2 int8"]["seconds"]
+    save("rollout", {"shape": f"{a.prompts} prompts x {a.group} completions x {a.max_new_tokens} tokens, temperature 0.7",
+                     "policy_dtype": str(policy.dtype).removeprefix("torch."), "machine": machine(), "load_before": round(load0, 2),
+                     "engines": rows, "refresh": refresh, "refresh_seconds_per_step": round(per_step, 1),
+                     "generation_seconds_saved_per_step": round(saved_time, 1), "pays": saved_time > per_step})
+    print(refresh, "saved", round(saved_time, 1), "s a step against", round(per_step, 1), "s to refresh", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--speed", action="store_true")
     p.add_argument("--agreement", action="store_true")
+    p.add_argument("--rollout", action="store_true")
+    p.add_argument("--prompts", type=int, default=4, help="--rollout: prompts a step")
+    p.add_argument("--group", type=int, default=8, help="--rollout: completions a prompt")
     p.add_argument("--data-dir", default=os.environ.get("ONESHOT_DATA_DIR", str(ROOT.parent / "shared" / "data")))
     p.add_argument("--problems", type=int, default=32, help="problems at batch sizes above 1")
     p.add_argument("--problems-batch1", type=int, default=4, help="problems at batch size 1")
@@ -163,6 +212,7 @@ def main():
     a = p.parse_args()
     if a.speed: speed(a)
     if a.agreement: agreement(a)
+    if a.rollout: rollout(a)
 
 
 if __name__ == "__main__": main()
