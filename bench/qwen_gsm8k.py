@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from real_model import paired_bootstrap # the same interval as the SmolLM2 experiments
+from real_model import paired_bootstrap, trainer_shape # the same interval and shape file as the SmolLM2 experiments
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "qwen_gsm8k.json"
@@ -76,10 +76,7 @@ def steps_done(run: Path) -> int:
 
 def train_command(cfg: dict, exp: dict, run: Path, data_dir: Path, resume: bool) -> list[str]:
     "The `oneshot-reason train` command of the experiment (its trainer shape in a YAML file beside the run folder)."
-    trainer = {**cfg["trainer"], **exp.get("trainer", {})}
-    shape = run.parent / f"{run.name}.yaml"
-    shape.parent.mkdir(parents=True, exist_ok=True)
-    shape.write_text(yaml.safe_dump({"trainer": trainer}))
+    shape = trainer_shape(cfg, exp, run)
     args = ["oneshot-reason", "train", "--model", cfg["model"], "--lora", str(cfg["lora"]), "--algo", exp["algo"],
             "--format", exp.get("format", cfg["format"]), "--reward-preset", exp.get("reward", cfg["reward"]),
             "--data-path", str(data_dir / exp["data"]), "--max-steps", str(cfg["max_steps"]), "--seed", str(cfg["seed"]),

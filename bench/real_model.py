@@ -64,13 +64,17 @@ def data_file(cfg: dict, relative: str | None, data_dir: Path | None) -> str | N
     if not path.exists(): raise SystemExit(f"{relative}: not found under --data-dir {data_dir}; pass the folder holding gsm8k/")
     return str(path)
 
+def trainer_shape(cfg: dict, exp: dict, out: Path) -> Path:
+    "The run's trainer settings (the config's, then the experiment's own) in a YAML file beside its folder, for `--config`."
+    config = out.parent / f"{out.name}.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(yaml.safe_dump({"trainer": {**cfg["trainer"], **exp.get("trainer", {})}}))
+    return config
+
 def command(cfg: dict, name: str, seed: int, out: Path, data_dir: Path | None, resume: bool = False) -> list[str]:
     "The `oneshot-reason train` command of one run (its trainer shape in a YAML file beside its folder)."
     exp = cfg["experiments"][name]
-    trainer = {**cfg["trainer"], **exp.get("trainer", {})}
-    config = out.parent / f"{out.name}.yaml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(yaml.safe_dump({"trainer": trainer}))
+    config = trainer_shape(cfg, exp, out)
     args = ["oneshot-reason", "train", "--model", cfg["model"], "--lora", str(cfg["lora"]), "--algo", exp["algo"],
             "--format", exp.get("format", cfg["format"]), "--reward-preset", exp.get("reward", cfg["reward"]),
             "--max-steps", str(exp.get("max_steps", cfg["max_steps"])), "--seed", str(seed), "--output-dir", str(out),
