@@ -86,36 +86,59 @@ def train_command(cfg: dict, exp: dict, run: Path, data_dir: Path, resume: bool)
     return args
 
 
+def live_trainer(run: Path) -> int | None:
+    "The pid of a trainer that holds the run folder's lock and is alive (started by an earlier call of this script), or None."
+    from oneshot_reason.runfiles import RUN_LOCK, holder_alive
+    try: holder = json.loads((run / RUN_LOCK).read_text())
+    except (OSError, ValueError): return None
+    return holder.get("pid") if isinstance(holder, dict) and holder_alive(holder) else None
+
+
 class Trainer:
-    "The experiment's `oneshot-reason train` in the background (resumed from its newest checkpoint), and a thread timing its steps."
-    def __init__(self, cfg: dict, exp: dict, run: Path, data_dir: Path, threads: int, timing: list[dict]):
-        self.run, self.timing, self.threads = run, timing, threads
-        args = train_command(cfg, exp, run, data_dir, resume=any(run.glob("checkpoint-*")))
-        log(f"training in the background: {shlex.join(args)}")
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONUNBUFFERED": "1"}
-        self.out = open(run.parent / f"{run.name}.log", "a")
-        self.proc = subprocess.Popen(args, stdout=self.out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    "The experiment's `oneshot-reason train` in the background (resumed from its newest checkpoint, or the one already running), and a thread timing its steps."
+    def __init__(self, cfg: dict, exp: dict, run: Path, data_dir: Path, threads: int, timing: list[dict], saved):
+        self.run, self.timing, self.threads, self.saved, self.proc = run, timing, threads, saved, None
+        if (pid := live_trainer(run)) is not None: # this script was restarted while its trainer went on: follow that one
+            log(f"following the trainer already running on {run} (pid {pid})")
+            self.pid = pid
+        else:
+            args = train_command(cfg, exp, run, data_dir, resume=any(run.glob("checkpoint-*")))
+            log(f"training in the background: {shlex.join(args)}")
+            env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONUNBUFFERED": "1"}
+            self.out = open(run.parent / f"{run.name}.log", "a")
+            self.proc = subprocess.Popen(args, stdout=self.out, stderr=subprocess.STDOUT, env=env)
+            self.pid = self.proc.pid
         threading.Thread(target=self._time_steps, daemon=True).start()
 
+    def running(self) -> bool:
+        if self.proc is not None: return self.proc.poll() is None
+        try: os.kill(self.pid, 0); return True
+        except OSError: return False
+
+    def stop(self) -> None:
+        "SIGTERM: the trainer saves the step it is in and exits (a resume continues it exactly)."
+        if self.proc is not None and self.running(): self.proc.terminate(); self.proc.wait()
+
     def _time_steps(self):
-        "One line per finished step: its wall and CPU seconds (the trainer's process alone) and the machine's load."
-        last, t0, c0, load = steps_done(self.run), time.time(), cpu_seconds(self.proc.pid), os.getloadavg()[0]
-        while self.proc.poll() is None:
+        "One line per finished step: its wall and CPU seconds (the trainer's process alone) and the machine's load; saved as they come."
+        last, t0, c0, load = steps_done(self.run), time.time(), cpu_seconds(self.pid), os.getloadavg()[0]
+        while self.running():
             time.sleep(5)
             now = steps_done(self.run)
             if now > last:
-                c1 = cpu_seconds(self.proc.pid)
+                c1 = cpu_seconds(self.pid)
                 self.timing.append({"step": now, "wall_seconds": round(time.time() - t0, 1), "cpu_seconds": round(c1 - c0, 1),
                                     "load": round(load, 2), "threads": self.threads, "steps_in_interval": now - last})
                 log(f"step {now}: {time.time() - t0:.0f} s wall, {c1 - c0:.0f} CPU-s, load {load:.1f}")
+                self.saved()
                 last, t0, c0, load = now, time.time(), c1, os.getloadavg()[0]
 
     def wait_for(self, step: int) -> None:
         "Block until `checkpoint-<step>` exists; stop with the log's tail if the trainer ends without it."
         while not (self.run / f"checkpoint-{step}").is_dir():
-            if self.proc.poll() is not None and not (self.run / f"checkpoint-{step}").is_dir():
+            if not self.running() and not (self.run / f"checkpoint-{step}").is_dir():
                 tail = (self.run.parent / f"{self.run.name}.log").read_text()[-3000:]
-                raise SystemExit(f"training ended (exit {self.proc.returncode}) before checkpoint-{step}:\n{tail}")
+                raise SystemExit(f"training ended before checkpoint-{step}:\n{tail}")
             time.sleep(10)
 
 
@@ -195,10 +218,22 @@ def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int, commit: b
     RECORDS.mkdir(parents=True, exist_ok=True)
     targets = list(range(0, cfg["max_steps"] + 1, cfg["eval_every"]))
     if targets[-1] != cfg["max_steps"]: targets.append(cfg["max_steps"])
+    lock = threading.Lock()
+    def saved(message: str | None = None): # the timing thread saves each step; the evaluations also commit
+        with lock: save_results(results, message)
     trainer = None
     if not (run / f"checkpoint-{cfg['max_steps']}").is_dir():
         run.parent.mkdir(parents=True, exist_ok=True)
-        trainer = Trainer(cfg, exp, run, data_dir, cfg.get("train_threads", threads), e["timing"])
+        trainer = Trainer(cfg, exp, run, data_dir, cfg.get("train_threads", threads), e["timing"], saved)
+    try: evaluate_all(cfg, name, run, data_dir, targets, trainer, results, e, saved, commit)
+    except BaseException: # an error or Ctrl-C here: the trainer this script started saves its step and stops
+        if trainer is not None: trainer.stop()
+        raise
+
+
+def evaluate_all(cfg: dict, name: str, run: Path, data_dir: Path, targets: list[int], trainer, results: dict, e: dict, saved, commit: bool):
+    "Evaluate each target step's checkpoint as it appears (step 0: the base model), saving the results after each."
+    import torch
     for step in targets:
         if any(v["step"] == step for v in e["evals"]): continue
         if step > 0 and trainer is not None: trainer.wait_for(step)
@@ -213,13 +248,13 @@ def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int, commit: b
         logged = trainer_log(run)
         e["steps"] = [{**s, **logged.get(s["step"], {})} for s in step_metrics(run, cfg["format"])]
         results.update(config=cfg, machine={"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-                                            "torch": torch.__version__, "threads": threads})
+                                            "torch": torch.__version__, "threads": torch.get_num_threads()})
         summarise(results, cfg)
         log(f"{name} step {step}: strict {summary['strict']:.3f}, lenient {summary['lenient']:.3f}, {summary['truncated']} cut, "
             f"{summary['tokens_per_second']:.0f} tokens/s")
-        save_results(results, f"bench: qwen_gsm8k {name} at step {step}: held-out strict {summary['strict']:.1%}, "
-                              f"lenient {summary['lenient']:.1%} ({summary['n']} GSM8K test problems, {summary['engine']} {summary['dtype']})"
-                     if commit else None)
+        saved(f"bench: qwen_gsm8k {name} at step {step}: held-out strict {summary['strict']:.1%}, "
+              f"lenient {summary['lenient']:.1%} ({summary['n']} GSM8K test problems, {summary['engine']} {summary['dtype']})"
+              if commit else None)
 
 
 def main():

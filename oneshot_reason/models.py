@@ -564,6 +564,16 @@ def save_policy(model: PreTrainedModel, # the model to save
 DIGEST_FILES = ("config.json", "generation_config.json", "adapter_config.json", "tokenizer.json", "tokenizer_config.json",
                 "special_tokens_map.json", "chat_template.jinja", "vocab.json", "merges.txt", "added_tokens.json")
 
+_AS_SETS = ("target_modules", "modules_to_save", "exclude_modules") # PEFT keeps these as sets: their order is the process's hash order
+
+def _canonical_json(path: Path) -> bytes:
+    "A JSON file's content with its keys sorted and PEFT's module sets in order, so that the same settings hash the same."
+    try: value = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError): return path.read_bytes()
+    if isinstance(value, dict):
+        value = {k: sorted(v) if k in _AS_SETS and isinstance(v, list) and all(isinstance(x, str) for x in v) else v for k, v in value.items()}
+    return json.dumps(value, sort_keys=True).encode()
+
 def weights_digest(folder: str | Path, # a Hugging Face model folder: full weights, or a LoRA adapter
                    chunk: int = 1 << 24, # bytes read at a time
                   ) -> str:
@@ -576,6 +586,7 @@ def weights_digest(folder: str | Path, # a Hugging Face model folder: full weigh
         raise OneShotError(f"{folder} holds no weights (*.safetensors or pytorch_model*.bin); pass a saved model's folder")
     for f in files:
         digest.update(f.name.encode() + b"\0")
+        if f.suffix == ".json": digest.update(_canonical_json(f)); continue
         with open(f, "rb") as handle:
             while block := handle.read(chunk): digest.update(block)
     return digest.hexdigest()
