@@ -45,7 +45,7 @@ __all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'C
            'cached_folder', 'smollm2_gguf', 'convert_gguf', 'smollm2_folder', 'SplitGGUF', 'gguf_parts',
            'assemble_gguf', 'split_gguf_folder', 'NamedModel', 'named_model', 'hub_offline', 'resolve_model_source',
            'add_lora', 'policy_dtype', 'precision_warning', 'load_policy', 'save_policy', 'weights_digest',
-           'plain_model_folder', 'ctranslate2_folder']
+           'plain_model_folder', 'source_digest', 'ctranslate2_folder']
 
 # %% ../nbs/api/07_models.ipynb #94f16243
 CHATML_TEMPLATE = (
@@ -622,16 +622,23 @@ def plain_model_folder(model, # a named model, a folder (full weights or a LoRA 
     if _is_adapter_folder(model):
         adapter = Path(model).expanduser()
         base, _ = resolve_model_source(_adapter_base(adapter))
-        digest = _join_digests(weights_digest(adapter), weights_digest(_snapshot(base)))
+        digest = source_digest(adapter)
         merged, tok = load_policy(adapter, dtype="float32", device="cpu") # merged in float32, kept as the base is stored
         with tempfile.TemporaryDirectory(prefix="oneshot-merged-") as d:
             save_policy(merged.to(_stored_dtype(str(_snapshot(base)), True) or torch.float32), tok, d)
             del merged
             yield Path(d), digest
         return
-    source, _ = resolve_model_source(model)
-    folder = _snapshot(source)
-    yield folder, weights_digest(folder)
+    yield _snapshot(resolve_model_source(model)[0]), source_digest(model)
+
+def source_digest(model: str | Path, # a named model, a folder (full weights or a LoRA adapter), or a Hub id
+                 ) -> str:
+    "The digest `plain_model_folder` gives `model`, without building anything: a LoRA adapter's covers its base model's too."
+    if _is_adapter_folder(model):
+        adapter = Path(model).expanduser()
+        return _join_digests(weights_digest(adapter), weights_digest(_snapshot(resolve_model_source(_adapter_base(adapter))[0])))
+    return weights_digest(_snapshot(resolve_model_source(model)[0]))
+
 
 # %% ../nbs/api/07_models.ipynb #9665c0e7
 CT2_CONVERSION = 2 # the version of `ctranslate2_folder`'s build (in the folder's name): raise it when the build changes
@@ -650,17 +657,30 @@ def ctranslate2_folder(model: str | Path | PreTrainedModel = "tiny", # a named m
     import ctranslate2
     from ctranslate2.converters import TransformersConverter
     label = model if isinstance(model, (str, Path)) else type(model).__name__
-    with plain_model_folder(model, tokenizer) as (source, digest):
-        def build(folder: Path):
-            print(f"oneshot_reason: converting {label} for CTranslate2 into {folder.parent / f'ct2-{digest[:16]}-v{CT2_CONVERSION}'} "
-                  "(once; kept for the same weights)", file=sys.stderr, flush=True)
-            try: TransformersConverter(str(source)).convert(str(folder), force=True)
+    if not isinstance(model, (str, Path)): # a model object is hashed from a saved copy, which is then converted
+        with plain_model_folder(model, tokenizer) as (source, digest): return _ct2_cached(source, digest, label, cache_dir)
+    return _ct2_cached(model, source_digest(model), label, cache_dir) # a folder's digest first: merging waits for a cache miss
+
+def _ct2_cached(source, # a folder of full weights, or what `plain_model_folder` makes one from
+                digest: str, # `source_digest` of what was asked for
+                label, # the model as the user named it
+                cache_dir: str | Path | None,
+               ) -> Path:
+    "The converted folder of `digest` in the cache, built from `source` (through `plain_model_folder`) when it is missing."
+    import ctranslate2
+    from ctranslate2.converters import TransformersConverter
+    def build(folder: Path):
+        print(f"oneshot_reason: converting {label} for CTranslate2 into {folder.parent / f'ct2-{digest[:16]}-v{CT2_CONVERSION}'} "
+              "(once; kept for the same weights)", file=sys.stderr, flush=True)
+        with plain_model_folder(source) as (plain, _):
+            try: TransformersConverter(str(plain)).convert(str(folder), force=True)
             except (ValueError, NotImplementedError) as e: # an architecture it has no converter for, a vocabulary that does not fit the model, ...
                 reason = str(e).splitlines()[0].rstrip(".")
                 if "No conversion is registered" in reason: reason = f"CTranslate2 {ctranslate2.__version__} has no converter for " + reason.split("configuration ")[-1].split(" ")[0]
                 raise OneShotError(f"engine 'ctranslate2' cannot run {label} ({reason}); use engine='torch'") from None
             (folder / CT2_TOKENIZER).mkdir()
             for name in _COPIED: # beside the model's own config, as transformers reads them (CTranslate2's config.json is another)
-                if (source / name).is_file(): shutil.copy(source / name, folder / CT2_TOKENIZER / name)
-        stamp = {"digest": digest, "conversion": CT2_CONVERSION, "ctranslate2": ctranslate2.__version__.split(".")[0]}
-        return cached_folder(f"ct2-{digest[:16]}-v{CT2_CONVERSION}", build, stamp, cache_dir)
+                if (plain / name).is_file(): shutil.copy(plain / name, folder / CT2_TOKENIZER / name)
+    stamp = {"digest": digest, "conversion": CT2_CONVERSION, "ctranslate2": ctranslate2.__version__.split(".")[0]}
+    return cached_folder(f"ct2-{digest[:16]}-v{CT2_CONVERSION}", build, stamp, cache_dir)
+
