@@ -207,10 +207,10 @@ def completions_of(records: list[dict], n: int) -> list[dict]:
             for r in records[:n]]
 
 
-def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int, commit: bool) -> None:
-    "Train the experiment in the background and evaluate its checkpoints as they come (the base model first)."
+def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int | None, commit: bool, train: bool = True) -> None:
+    "Train the experiment in the background and evaluate its checkpoints as they come (the base model first); `train=False`: only the checkpoints there."
     import torch
-    torch.set_num_threads(cfg.get("eval_threads", threads))
+    torch.set_num_threads(threads or cfg.get("eval_threads", 1))
     exp, results = cfg["experiments"][name], load_results()
     run = Path(cfg["run_dir"]).expanduser() / name
     e = results["experiments"].setdefault(name, {"evals": [], "steps": [], "timing": []})
@@ -222,9 +222,10 @@ def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int, commit: b
     def saved(message: str | None = None): # the timing thread saves each step; the evaluations also commit
         with lock: save_results(results, message)
     trainer = None
-    if not (run / f"checkpoint-{cfg['max_steps']}").is_dir():
+    if not train: targets = [t for t in targets if t == 0 or (run / f"checkpoint-{t}").is_dir()]
+    elif not (run / f"checkpoint-{cfg['max_steps']}").is_dir():
         run.parent.mkdir(parents=True, exist_ok=True)
-        trainer = Trainer(cfg, exp, run, data_dir, cfg.get("train_threads", threads), e["timing"], saved)
+        trainer = Trainer(cfg, exp, run, data_dir, cfg.get("train_threads", 1), e["timing"], saved)
     try: evaluate_all(cfg, name, run, data_dir, targets, trainer, results, e, saved, commit)
     except BaseException: # an error or Ctrl-C here: the trainer this script started saves its step and stops
         if trainer is not None: trainer.stop()
@@ -262,7 +263,8 @@ def main():
     p.add_argument("--config", default=str(ROOT / "configs" / "qwen_gsm8k.yaml"))
     p.add_argument("--data-dir", default=os.environ.get("ONESHOT_DATA_DIR", str(ROOT.parent / "shared" / "data")))
     p.add_argument("--experiment", nargs="*", help="run only these experiments (default: all, in the config's order)")
-    p.add_argument("--threads", type=int, default=2, help="torch and CTranslate2 threads")
+    p.add_argument("--eval-threads", type=int, default=None, help="threads of the evaluations (default: the config's eval_threads)")
+    p.add_argument("--no-train", action="store_true", help="only evaluate the checkpoints already there (no trainer started)")
     p.add_argument("--commit", action="store_true", help="commit the results file after every evaluation")
     p.add_argument("--summary-only", action="store_true")
     p.add_argument("--results", default=None, help="the results file (default: bench/results/<config name>.json; records beside it)")
@@ -275,7 +277,7 @@ def main():
         results = load_results(); summarise(results, cfg); save_results(results)
         print(json.dumps({n: e.get("table") for n, e in results["experiments"].items()}, indent=1)); return
     for name in a.experiment or list(cfg["experiments"]):
-        run_experiment(cfg, name, Path(a.data_dir).expanduser(), a.threads, a.commit)
+        run_experiment(cfg, name, Path(a.data_dir).expanduser(), a.eval_threads, a.commit, train=not a.no_train)
 
 
 if __name__ == "__main__": main()
