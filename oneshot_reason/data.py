@@ -22,11 +22,11 @@ if TYPE_CHECKING: from datasets import Dataset # imported where a dataset is mad
 from .core import OneShotError, chat_text, iter_jsonl, local_data_dir
 
 # %% auto #0
-__all__ = ['FORMATS', 'DIFFICULTIES', 'INSTRUCTIONS', 'BENCHMARKS', 'PromptFormat', 'get_format', 'build_prompt',
+__all__ = ['FORMATS', 'DIFFICULTIES', 'INSTRUCTIONS', 'GSM8K_SPLITS', 'BENCHMARKS', 'PromptFormat', 'get_format', 'build_prompt',
            'extract_hash_answer', 'extract_boxed_answer', 'Difficulty', 'get_difficulty', 'Problem',
            'synthetic_problem', 'synthetic_split', 'synthetic_problems', 'text_pieces', 'synthetic_vocabulary',
-           'read_records', 'question_from_messages', 'demonstration_from_solution', 'load_math_file', 'load_gsm8k',
-           'Benchmark', 'local_benchmark_copy', 'load_benchmark']
+           'read_records', 'question_from_messages', 'demonstration_from_solution', 'load_math_file', 'gsm8k_file',
+           'load_gsm8k', 'Benchmark', 'local_benchmark_copy', 'load_benchmark']
 
 # %% ../nbs/api/03_data.ipynb #3a3a9409
 @dataclass(frozen=True)
@@ -348,21 +348,28 @@ def _json_records(path: Path) -> list[dict]:
         if not isinstance(row, dict): raise OneShotError(f"{path}, row {i}: expected a JSON object, got {type(row).__name__}")
     return data
 
+# %% ../nbs/api/03_data.ipynb #f9eb95ec
+def _gzip_jsonl(path: Path) -> list[dict]:
+    "The objects of a gzip-compressed JSON Lines file."
+    import gzip
+    with gzip.open(path, "rt", encoding="utf-8") as f: return [json.loads(line) for line in f if line.strip()]
+
 # %% ../nbs/api/03_data.ipynb #5b2b2cf8
-def read_records(path: str | Path, # a .jsonl, .json, .parquet or .csv file
+def read_records(path: str | Path, # a .jsonl (or gzip-compressed .jsonl.gz), .json, .parquet or .csv file
                 ) -> list[dict]:
     "The rows of a data file as plain dicts; raises `OneShotError` naming the file (and row) it cannot read."
     path = Path(path).expanduser()
     if not path.is_file(): raise OneShotError(f"{path}: no such file; check the path")
-    suffix = path.suffix.lower()
+    suffix = "".join(path.suffixes[-2:]).lower() if path.suffix.lower() == ".gz" else path.suffix.lower()
     try:
         if suffix == ".jsonl": records = list(iter_jsonl(path))
+        elif suffix == ".jsonl.gz": records = _gzip_jsonl(path)
         elif suffix == ".json": records = _json_records(path)
         elif suffix in (".parquet", ".csv"):
             import pandas as pd
             frame = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
             records = frame.to_dict("records")
-        else: raise OneShotError(f"{path}: unsupported file type {suffix!r}; use .jsonl, .json, .parquet or .csv")
+        else: raise OneShotError(f"{path}: unsupported file type {suffix!r}; use .jsonl, .jsonl.gz, .json, .parquet or .csv")
     except OneShotError: raise
     except UnicodeDecodeError: raise OneShotError(f"{path}: not UTF-8 text; is it really a {suffix} file?") from None
     except Exception as e:
@@ -555,6 +562,16 @@ def load_math_file(path: str | Path, # a .jsonl, .json, .parquet or .csv file (G
     return _rows_to_dataset(read_records(path), str(path), path.stem, format, question_column, answer_column,
                             demonstration_column, limit)
 
+# %% ../nbs/api/03_data.ipynb #9e86d8b6
+GSM8K_SPLITS = ("train", "test")
+
+def gsm8k_file(split: str = "train", # 'train' (7,473 problems) or 'test' (1,319)
+              ) -> Path:
+    "The package's own copy of a GSM8K split (`{split}.jsonl.gz`, as openai/grade-school-math publishes it)."
+    if split not in GSM8K_SPLITS: raise OneShotError(f"GSM8K has no split {split!r}; choose one of: {', '.join(GSM8K_SPLITS)}")
+    import importlib.resources
+    return Path(str(importlib.resources.files("oneshot_reason"))) / "assets" / "gsm8k" / f"{split}.jsonl.gz"
+
 # %% ../nbs/api/03_data.ipynb #c9e7694c
 def _hub_records(repo: str, config: str | None, split: str) -> list[dict]:
     "Rows of a Hub dataset split (downloads on first use)."
@@ -566,8 +583,8 @@ def _hub_records(repo: str, config: str | None, split: str) -> list[dict]:
     return [_plain(r) for r in ds.to_list()]
 
 # %% ../nbs/api/03_data.ipynb #aa398dfc
-def load_gsm8k(split: str = "train", # 'train' or 'test' (Hub only)
-               path: str | Path | None = None, # a local copy (.jsonl, .json, .parquet); None loads from the Hub
+def load_gsm8k(split: str = "train", # 'train' or 'test' (the package's copy)
+               path: str | Path | None = None, # a local copy (.jsonl, .json, .parquet); None reads the package's own
                format: str | PromptFormat = "xml", # the prompt format
                question_column: str = "question", # the column holding the question
                answer_column: str = "answer", # the column holding the `#### answer` solution
@@ -575,12 +592,9 @@ def load_gsm8k(split: str = "train", # 'train' or 'test' (Hub only)
                demonstration_column: str | None = None, # 'answer': each worked solution as a demonstration in `format` (LUFFY)
               ) -> Dataset:
     "GSM8K as `question`, `prompt`, `answer` (as written: `1,080`), `solution` and `data_source` columns (+ `demonstration`)."
-    if path is not None:
-        path = Path(path).expanduser()
-        return _rows_to_dataset(read_records(path), str(path), "gsm8k", format, question_column, answer_column,
-                                demonstration_column, limit=limit)
-    return _rows_to_dataset(_hub_records("openai/gsm8k", "main", split), f"openai/gsm8k ({split})", "gsm8k",
-                            format, question_column, answer_column, demonstration_column, limit=limit)
+    path = gsm8k_file(split) if path is None else Path(path).expanduser()
+    return _rows_to_dataset(read_records(path), str(path), "gsm8k", format, question_column, answer_column,
+                            demonstration_column, limit=limit)
 
 # %% ../nbs/api/03_data.ipynb #602508bf
 @dataclass(frozen=True)
@@ -604,15 +618,15 @@ BENCHMARKS: dict[str, Benchmark] = {
 # %% ../nbs/api/03_data.ipynb #013d599c
 def local_benchmark_copy(name: str, # a benchmark's name
                         ) -> Path | None:
-    "The copy of benchmark `name` in `$ONESHOT_DATA_DIR`, when the variable is set and the file is there; else None."
+    "The copy of benchmark `name` on this machine: in `$ONESHOT_DATA_DIR` when set and the file is there, else the package's own for GSM8K; else None."
     folder, bench = local_data_dir(), BENCHMARKS.get(str(name).lower())
-    if folder is None or bench is None: return None
-    path = folder / bench.file
-    return path if path.exists() else None
+    if bench is None: return None
+    if folder is not None and (folder / bench.file).exists(): return folder / bench.file
+    return gsm8k_file(bench.split) if bench.repo == "openai/gsm8k" else None
 
 # %% ../nbs/api/03_data.ipynb #9601c821
 def load_benchmark(name: str, # one of `BENCHMARKS`: gsm8k, math500, aime24, aime25, amc23
-                   path: str | Path | None = None, # a local copy (e.g. verl parquet); None loads from the Hub
+                   path: str | Path | None = None, # a local copy (e.g. verl parquet); None: the package's copy of GSM8K, the Hub for the others
                    format: str | PromptFormat | None = None, # prompt format; None is the benchmark's default, 'native' keeps the file's prompts
                    limit: int | None = None, # keep only the first `limit` problems
                   ) -> Dataset:
@@ -621,6 +635,7 @@ def load_benchmark(name: str, # one of `BENCHMARKS`: gsm8k, math500, aime24, aim
     if key not in BENCHMARKS: raise OneShotError(f"unknown benchmark {name!r}; choose one of: {', '.join(BENCHMARKS)}")
     bench = BENCHMARKS[key]
     format = bench.format if format is None else format
+    if path is None and bench.repo == "openai/gsm8k": path = gsm8k_file(bench.split)
     if path is not None:
         path = Path(path).expanduser()
         return _rows_to_dataset(read_records(path), str(path), key, format, limit=limit)
