@@ -64,7 +64,8 @@ def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `d
     model = getattr(opts, model_key) or "tiny"
     name = (getattr(opts, data_key) or default_data or "").lower()
     needs_data = getattr(opts, "data_path", None) is None and name in BENCHMARKS and not _dataset_cached(BENCHMARKS[name].repo)
-    if needs_data and data_key == "benchmark" and local_benchmark_copy(name) is not None: needs_data = False # evaluate reads it
+    if needs_data and (name == "gsm8k" or data_key == "benchmark" and local_benchmark_copy(name) is not None):
+        needs_data = False # GSM8K ships with the package; evaluate reads a benchmark's local copy
     if _model_on_disk(model) and not needs_data: return
     from oneshot_reason.models import hub_offline
     if not hub_offline(): return
@@ -74,7 +75,7 @@ def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `d
                            f"and weights, or 'tiny' (the embedded offline model)")
     raise OneShotError(f"{_setting(opts, data_key, name)}: not on disk and {why}; pass a local copy with "
                        f"{_setting(opts, 'data_path', show_value=False)} FILE (.jsonl, .json, .parquet)"
-                       + (" or use the synthetic problems" if data_key == "dataset" else " or set ONESHOT_DATA_DIR to a folder of benchmark copies"))
+                       + (f" or {_setting(opts, 'dataset', 'synthetic')} (generated offline)" if data_key == "dataset" else " or set ONESHOT_DATA_DIR to a folder of benchmark copies"))
 
 # %% ../nbs/api/29_runs.ipynb #ddd7713c
 def _run_dtypes(opts: TrainOptions,
