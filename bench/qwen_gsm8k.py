@@ -18,9 +18,11 @@ problem's verdicts, the change from step 0 with a 95% paired bootstrap interval 
 step the reward, correctness, boxed answers, completion length, cut-off share, wall and CPU seconds (read from the
 run's `completions.jsonl` and the trainer's process); the records of every evaluation are kept, gzipped, in
 `bench/results/qwen_gsm8k/`, and the first `keep_completions` held-out completions before and after in the results.
-The run folders live outside the checkout (`run_dir`), where a new checkout of the repository does not remove them.
+The run folders live outside the checkout (`run_dir`). A machine can lose them between sessions, so `--stash` keeps
+what a resume needs in the repository (`bench/state/<config>/<experiment>/`: the run's files, its newest checkpoint and
+any checkpoint not yet evaluated, committed with `--commit`), and a later call restores it into an empty run folder first.
 """
-import argparse, gzip, json, os, platform, shlex, subprocess, sys, threading, time
+import argparse, gzip, json, os, platform, shlex, shutil, subprocess, sys, threading, time
 from pathlib import Path
 
 import yaml
@@ -31,6 +33,8 @@ from real_model import paired_bootstrap, trainer_shape # the same interval and s
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "qwen_gsm8k.json"
 RECORDS = ROOT / "bench" / "results" / "qwen_gsm8k"
+STATE = ROOT / "bench" / "state" / "qwen_gsm8k"
+RESUME_NEEDS = ("trainer_state.json", "optimizer.pt", "scheduler.pt", "adapter_model.safetensors") # and rng_state*.pth
 
 
 def log(message: str) -> None: print(time.strftime("%H:%M:%S"), message, flush=True)
@@ -72,6 +76,55 @@ def steps_done(run: Path) -> int:
             try: last = max(last, json.loads(line)["step"])
             except (ValueError, KeyError): pass
     return last
+
+
+def git(*args: str) -> subprocess.CompletedProcess:
+    "A git command in the checkout, retried while another one holds the index."
+    for attempt in range(5):
+        done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+        if done.returncode == 0 or "index.lock" not in done.stderr: return done
+        time.sleep(3)
+    return done
+
+
+def checkpoint_steps(run: Path) -> list[int]:
+    "The steps of the run's complete checkpoints (everything an exact resume reads is there), oldest first."
+    def complete(c: Path) -> bool: return all((c / f).exists() for f in RESUME_NEEDS) and any(c.glob("rng_state*.pth"))
+    return sorted(int(c.name.split("-")[1]) for c in run.glob("checkpoint-*") if c.is_dir() and complete(c))
+
+
+def stash(run: Path, state: Path, pending: list[int], commit: bool) -> None:
+    "Copy what a resume needs into the repository: the run folder's files, its newest complete checkpoint and the pending evaluations' checkpoints."
+    steps = checkpoint_steps(run)
+    if not steps: return log(f"{run}: no complete checkpoint to stash")
+    keep = sorted({steps[-1], *(s for s in pending if s in steps)})
+    tmp = state.with_name(state.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
+    for f in run.iterdir():
+        if f.is_file() and f.name != "run.lock": shutil.copy2(f, tmp / f.name)
+    for step in keep: shutil.copytree(run / f"checkpoint-{step}", tmp / f"checkpoint-{step}")
+    if state.exists(): git("rm", "-r", "-q", "--cached", "--ignore-unmatch", str(state.relative_to(ROOT))); shutil.rmtree(state)
+    tmp.replace(state)
+    mb = sum(f.stat().st_size for f in state.rglob("*") if f.is_file()) / 2**20
+    log(f"stashed {run.name}'s checkpoints {keep} and run files in {state.relative_to(ROOT)} ({mb:.0f} MB)")
+    if commit:
+        git("add", "-f", str(state.relative_to(ROOT)))
+        git("commit", "-q", "-m", f"bench: qwen_gsm8k {run.name}'s state at step {steps[-1]}, kept in the repository for the next session",
+            "--", str(state.relative_to(ROOT)))
+
+
+def restore(run: Path, state: Path) -> None:
+    "Bring a stashed state back into a run folder that lost it (or never had it); a run folder with a newer checkpoint is left alone."
+    if not state.is_dir() or not (stashed := checkpoint_steps(state)): return
+    here = checkpoint_steps(run) if run.is_dir() else []
+    if here and here[-1] >= stashed[-1]: return
+    if run.is_dir() and any(run.iterdir()) and not here:
+        raise SystemExit(f"{run} holds files but no checkpoint: move it away to restore the stashed state at step {stashed[-1]}")
+    log(f"restoring {run.name} at step {stashed[-1]} from {state.relative_to(ROOT)} (checkpoints {stashed})")
+    run.mkdir(parents=True, exist_ok=True)
+    for f in state.iterdir():
+        if f.is_file(): shutil.copy2(f, run / f.name)
+        elif not (run / f.name).exists(): shutil.copytree(f, run / f.name)
 
 
 def train_command(cfg: dict, exp: dict, run: Path, data_dir: Path, resume: bool) -> list[str]:
@@ -188,6 +241,12 @@ def trainer_log(run: Path) -> dict[int, dict]:
     return {h["step"]: {k.split("/")[-1]: round(h[k], 4) for k in keep if k in h} for h in json.loads(states[-1].read_text())["log_history"]}
 
 
+def training_steps(run: Path, format: str) -> list[dict]:
+    "Per training step: the completion records' metrics and the trainer's logged numbers."
+    logged = trainer_log(run)
+    return [{**s, **logged.get(s["step"], {})} for s in step_metrics(run, format)]
+
+
 def summarise(results: dict, cfg: dict) -> None:
     "Per experiment: the change of strict and lenient accuracy from step 0 to its newest evaluation, paired over the problems."
     for name, e in results["experiments"].items():
@@ -213,14 +272,17 @@ def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int | None, co
     torch.set_num_threads(threads or cfg.get("eval_threads", 1))
     exp, results = cfg["experiments"][name], load_results()
     run = Path(cfg["run_dir"]).expanduser() / name
+    restore(run, STATE / name)
     e = results["experiments"].setdefault(name, {"evals": [], "steps": [], "timing": []})
     e["command"] = shlex.join(train_command(cfg, exp, run, data_dir, False))
     RECORDS.mkdir(parents=True, exist_ok=True)
     targets = list(range(0, cfg["max_steps"] + 1, cfg["eval_every"]))
     if targets[-1] != cfg["max_steps"]: targets.append(cfg["max_steps"])
     lock = threading.Lock()
-    def saved(message: str | None = None): # the timing thread saves each step; the evaluations also commit
-        with lock: save_results(results, message)
+    def saved(message: str | None = None): # the timing thread saves each step (with the steps' metrics); the evaluations also commit
+        with lock:
+            if message is None: e["steps"] = training_steps(run, cfg["format"])
+            save_results(results, message)
     trainer = None
     if not train: targets = [t for t in targets if t == 0 or (run / f"checkpoint-{t}").is_dir()]
     elif not (run / f"checkpoint-{cfg['max_steps']}").is_dir():
@@ -246,8 +308,7 @@ def evaluate_all(cfg: dict, name: str, run: Path, data_dir: Path, targets: list[
         e["evals"] = sorted(e["evals"] + [{"step": step, **summary}], key=lambda v: v["step"])
         if step == 0: e["before"] = completions_of(records, cfg["keep_completions"])
         else: e["after"] = {"step": step, "completions": completions_of(records, cfg["keep_completions"])}
-        logged = trainer_log(run)
-        e["steps"] = [{**s, **logged.get(s["step"], {})} for s in step_metrics(run, cfg["format"])]
+        e["steps"] = training_steps(run, cfg["format"])
         results.update(config=cfg, machine={"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                                             "torch": torch.__version__, "threads": torch.get_num_threads()})
         summarise(results, cfg)
@@ -267,12 +328,22 @@ def main():
     p.add_argument("--no-train", action="store_true", help="only evaluate the checkpoints already there (no trainer started)")
     p.add_argument("--commit", action="store_true", help="commit the results file after every evaluation")
     p.add_argument("--summary-only", action="store_true")
+    p.add_argument("--stash", action="store_true", help="keep what a resume needs in bench/state/ (committed with --commit) and exit; "
+                   "the training and evaluation in progress go on")
     p.add_argument("--results", default=None, help="the results file (default: bench/results/<config name>.json; records beside it)")
     a = p.parse_args()
     cfg = yaml.safe_load(Path(a.config).read_text())
-    global RESULTS, RECORDS
+    global RESULTS, RECORDS, STATE
     RESULTS = Path(a.results) if a.results else ROOT / "bench" / "results" / f"{Path(a.config).stem}.json"
-    RECORDS = RESULTS.with_suffix("")
+    RECORDS, STATE = RESULTS.with_suffix(""), ROOT / "bench" / "state" / Path(a.config).stem
+    if a.stash:
+        evals = load_results()["experiments"]
+        for name in a.experiment or list(cfg["experiments"]):
+            done = {v["step"] for v in evals.get(name, {}).get("evals", [])}
+            pending = [t for t in range(cfg["eval_every"], cfg["max_steps"] + 1, cfg["eval_every"]) if t not in done] + [cfg["max_steps"]]
+            run = Path(cfg["run_dir"]).expanduser() / name
+            if run.is_dir(): stash(run, STATE / name, pending, a.commit)
+        return
     if a.summary_only:
         results = load_results(); summarise(results, cfg); save_results(results)
         print(json.dumps({n: e.get("table") for n, e in results["experiments"].items()}, indent=1)); return
