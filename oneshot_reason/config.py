@@ -25,14 +25,16 @@ from .data import FORMATS
 from .methods import (ALGO_PRESETS, builtin_methods, get_method, load_methods, on_register, parse_algo,
                                     registered_methods)
 from .models import resolve_model_source
+from .options import SETTING_RANGES, range_problem, _kind, option_fields, TrainOptions
 
 # %% auto #0
-__all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'SETTING_RANGES', 'EXACT_BUCKETING_LOSS_TYPES',
-           'PRESETS', 'PRESET_REWARDS', 'PRESET_LORA', 'register_loss_type', 'loss_types', 'OneShotConfig',
-           'add_config_fields', 'check_generation_batch', 'range_problem', 'check_ranges', 'check_oneshot_config',
-           'as_oneshot_config', 'model_config', 'model_num_layers', 'check_whole_groups', 'check_dynamic_sampling',
-           'bucketing_problem', 'check_length_bucketing', 'check_run', 'run_notes', 'register_preset', 'demo_settings',
-           'config_preset', 'method_defaults', 'preset_table_differences', 'batch_layout']
+__all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'EXACT_BUCKETING_LOSS_TYPES', 'PRESETS',
+           'PRESET_REWARDS', 'PRESET_LORA', 'register_loss_type', 'loss_types', 'OneShotConfig', 'add_config_fields',
+           'trainer_field_table', 'write_trainer_fields', 'check_generation_batch', 'check_ranges',
+           'check_oneshot_config', 'as_oneshot_config', 'model_config', 'model_num_layers', 'check_whole_groups',
+           'check_dynamic_sampling', 'bucketing_problem', 'check_length_bucketing', 'check_run', 'run_notes',
+           'register_preset', 'demo_settings', 'config_preset', 'method_defaults', 'preset_table_differences',
+           'batch_layout']
 
 # %% ../nbs/api/12_config.ipynb #1d8c60a7
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo") # TRL's; a method adds its own (`register_loss_type`)
@@ -127,6 +129,40 @@ def add_config_fields(method: type, # a `TrainerMethod` subclass; its `config_fi
 # %% ../nbs/api/12_config.ipynb #22873d2e
 on_register(add_config_fields) # every method registered, now or later, brings its fields
 
+# %% ../nbs/api/12_config.ipynb #f78b6c3a
+def _json_default(f) -> object:
+    "A field's default as JSON can hold it (an enum's value, other objects as text)."
+    import dataclasses, enum
+    value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+    if isinstance(value, enum.Enum): value = value.value
+    if value is dataclasses.MISSING: return None
+    try: json.dumps(value); return value
+    except (TypeError, ValueError): return str(value)
+
+def trainer_field_table() -> dict[str, dict]:
+    "Every `OneShotConfig` field of TRL, this package and its methods: {name: {kind, default, help (its first sentence), option (a `train` option sets it)}}."
+    import re
+    load_methods()
+    options, builtin = {f.name for f in option_fields(TrainOptions)}, set(builtin_methods())
+    def first_sentence(text: str) -> str:
+        text = " ".join(str(text or "").split())
+        first = re.split(r"\.\s+(?=[A-Z])", text)[0] if text else ""
+        return (first if first.endswith(".") or not first else first + ".")[:160]
+    return {f.name: {"kind": _kind(f.type), "default": _json_default(f), "help": first_sentence(f.metadata.get("help")),
+                     "option": f.name in options}
+            for f in fields(OneShotConfig) if FIELD_OWNERS.get(f.name) in (None, *builtin)}
+
+# %% ../nbs/api/12_config.ipynb #caedfaa0
+def write_trainer_fields(path: str | Path | None = None, # None: the package's assets/trainer_fields.json
+                        ) -> Path:
+    "Write `trainer_field_table` where `options.trainer_fields` reads it, with the TRL and transformers versions it was made with."
+    import transformers, trl
+    path = Path(path) if path is not None else Path(__file__).parent / "assets" / "trainer_fields.json"
+    record = {"made_by": "oneshot_reason.config.write_trainer_fields()", "trl": trl.__version__,
+              "transformers": transformers.__version__, "fields": trainer_field_table()}
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    return path
+
 # %% ../nbs/api/12_config.ipynb #689fad80
 def check_generation_batch(args) -> None: # an `OneShotConfig` before TRL's `__post_init__`
     "Raise unless the generation batch is a whole number of steps and of groups of `num_generations` completions."
@@ -150,23 +186,6 @@ def check_generation_batch(args) -> None: # an `OneShotConfig` before TRL's `__p
     if batch % G:
         raise OneShotError(f"the generation batch ({how} = {batch} completions) is not a multiple of "
                            f"num_generations {G}; make it one (e.g. per_device_train_batch_size={G})")
-
-# %% ../nbs/api/12_config.ipynb #bb477ea9
-SETTING_RANGES: dict[str, tuple[float, bool, str]] = { # field -> (bound, bound excluded, what fits)
-    "max_steps": (1, False, "a whole number >= 1 (or -1, the default, to train num_train_epochs instead)"),
-    "per_device_train_batch_size": (1, False, "a whole number >= 1"), "num_generations": (2, False, "a whole number >= 2 (a group to compare)"), "gradient_accumulation_steps": (1, False, "a whole number >= 1"),
-    "max_completion_length": (1, False, "a whole number >= 1"), "learning_rate": (0, True, "a number > 0 (e.g. 1e-5)"),
-    "temperature": (0, True, "a number > 0 (1.0 samples the model as it is)"),
-    "save_steps": (0, True, "a number > 0 (below 1: a fraction of the run)"),
-    "logging_steps": (0, True, "a number > 0 (below 1: a fraction of the run)")}
-
-# %% ../nbs/api/12_config.ipynb #88b73e47
-def range_problem(name: str, value) -> str | None:
-    "What fits `name` (`SETTING_RANGES`) when `value` is outside its range; None when it fits or has no range."
-    if name not in SETTING_RANGES or isinstance(value, bool) or not isinstance(value, (int, float)): return None
-    bound, excluded, what = SETTING_RANGES[name]
-    if name == "max_steps" and value == -1: return None
-    return what if not math.isfinite(value) or value < bound or (excluded and value == bound) else None
 
 # %% ../nbs/api/12_config.ipynb #d168da2d
 def check_ranges(args) -> None: # an `OneShotConfig` before TRL's `__post_init__`

@@ -7,7 +7,11 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/api/options.html.md"""
 # %% ../nbs/api/01_options.ipynb #b38a598c
 from __future__ import annotations
 
+import argparse
 import difflib
+import functools
+import json
+import math
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -18,10 +22,11 @@ import yaml
 from .core import ENGINES, OneShotError, package_sources
 
 # %% auto #0
-__all__ = ['DTYPE_HELP', 'MODEL_NAMES', 'FORMAT_REWARDS', 'MODEL_DEFAULTS', 'EVAL_BATCH_SIZE', 'ENGINE_HELP', 'TrainOptions',
-           'SettingError', 'method_flags', 'option_fields', 'apply_model_defaults', 'model_format',
+__all__ = ['DTYPE_HELP', 'MODEL_NAMES', 'SETTING_RANGES', 'FORMAT_REWARDS', 'MODEL_DEFAULTS', 'EVAL_BATCH_SIZE', 'ENGINE_HELP',
+           'TRAIN_GROUPS', 'TRAINER_FLAGS_SHOWN', 'TrainOptions', 'SettingError', 'method_flags', 'option_fields',
+           'range_problem', 'trainer_fields', 'trainer_flags', 'apply_model_defaults', 'model_format',
            'fill_method_defaults', 'check_options', 'load_options', 'cli_words', 'EvalOptions', 'GenerateOptions',
-           'make_options', 'add_flags']
+           'make_options', 'add_flags', 'add_train_flags']
 
 # %% ../nbs/api/01_options.ipynb #e4d58175
 def _opt(default, help: str, factory=None, least=None, accepted: str | None = None, positional: bool = False,
@@ -83,15 +88,18 @@ def _flag(key: str) -> str: return "--" + key.replace("_", "-")
 # %% ../nbs/api/01_options.ipynb #3e479d50
 def _setting(opts, key: str, value: Any = None, show_value: bool = True) -> str:
     "How the user wrote setting `key` (with `value`): a flag, a key of their YAML file, or a Python argument."
-    source = getattr(opts, "_sources", {}).get(key.split(".")[0], getattr(opts, "_interface", "python"))
+    sources = getattr(opts, "_sources", {})
+    own = key in sources # a trainer field given as its own flag or argument: `trainer.beta` written `--beta`, `beta=`
+    source = sources.get(key, sources.get(key.split(".")[0], getattr(opts, "_interface", "python")))
     shown = repr(value) if source == "python" else value
     if source == "yaml":
         name = key if "." not in key else "trainer: " + key.split(".", 1)[1]
         return f"{name}: {shown} (in {opts._config_path})" if show_value else f"{name} (in {opts._config_path})"
-    if source == "cli" and "." not in key:
-        if isinstance(value, bool) or not show_value: return _flag(key)
-        return f"{_flag(key)} {shown}"
-    if "." in key: name = f"trainer[{key.split('.', 1)[1]!r}]"
+    if source == "cli" and ("." not in key or own):
+        flag = _flag(key.split(".", 1)[-1])
+        if isinstance(value, bool) or not show_value: return flag
+        return f"{flag} {shown}"
+    if "." in key: name = key.split(".", 1)[1] if own else f"trainer[{key.split('.', 1)[1]!r}]"
     else: name = key
     return f"{name}={shown}" if show_value else f"{name}="
 
@@ -258,20 +266,50 @@ def _check_choices(opts: TrainOptions) -> None:
         what = f"unknown algorithm {bad.strip()!r}; choose grpo or {', '.join(methods)}, joined with '+' to combine them" if bad.strip() else re.sub(r"^algo=\S+ ", "", str(e))
         raise _refuse(opts, "algo", opts.algo, what + _did_you_mean(bad.strip(), names)) from None
 
+# %% ../nbs/api/01_options.ipynb #51d9eb65
+SETTING_RANGES: dict[str, tuple[float, bool, str]] = { # field -> (bound, bound excluded, what fits)
+    "max_steps": (1, False, "a whole number >= 1 (or -1, the default, to train num_train_epochs instead)"),
+    "per_device_train_batch_size": (1, False, "a whole number >= 1"), "num_generations": (2, False, "a whole number >= 2 (a group to compare)"), "gradient_accumulation_steps": (1, False, "a whole number >= 1"),
+    "max_completion_length": (1, False, "a whole number >= 1"), "learning_rate": (0, True, "a number > 0 (e.g. 1e-5)"),
+    "temperature": (0, True, "a number > 0 (1.0 samples the model as it is)"),
+    "save_steps": (0, True, "a number > 0 (below 1: a fraction of the run)"),
+    "logging_steps": (0, True, "a number > 0 (below 1: a fraction of the run)"),
+    "beta": (0, False, "a number >= 0 (0: no KL term)"), "num_iterations": (1, False, "a whole number >= 1"),
+    "warmup_steps": (0, False, "a number >= 0"), "top_k": (0, False, "a whole number >= 0 (0: no top-k)")}
+
+# %% ../nbs/api/01_options.ipynb #a312f1f1
+def range_problem(name: str, value) -> str | None:
+    "What fits `name` (`SETTING_RANGES`) when `value` is outside its range; None when it fits or has no range."
+    if name not in SETTING_RANGES or isinstance(value, bool) or not isinstance(value, (int, float)): return None
+    bound, excluded, what = SETTING_RANGES[name]
+    if name == "max_steps" and value == -1: return None
+    return what if not math.isfinite(value) or value < bound or (excluded and value == bound) else None
+
+# %% ../nbs/api/01_options.ipynb #f4d5a04c
+@functools.cache
+def trainer_fields() -> dict[str, dict]:
+    "Every `OneShotConfig` field (the methods' included): {name: {'kind', 'default', 'help', 'option'}}; `option`: a `train` option of its own (max_steps, format, ...)."
+    import importlib.resources
+    path = Path(str(importlib.resources.files("oneshot_reason"))) / "assets" / "trainer_fields.json"
+    return json.loads(path.read_text())["fields"]
+
+# %% ../nbs/api/01_options.ipynb #25655bf9
+def trainer_flags() -> list[str]:
+    "The `OneShotConfig` fields that are `train` flags as themselves: all but those a `train` option sets (its `max_steps`, `format`, ...)."
+    return [name for name, f in trainer_fields().items() if not f["option"]]
+
 # %% ../nbs/api/01_options.ipynb #9f6de8f7
 def _check_trainer_fields(opts: TrainOptions) -> None:
-    "The `trainer:` mapping: known OneShotConfig fields (else the nearest name), values of their types and ranges."
-    if not opts.trainer: return # nothing to check: the trainer is not imported
-    from oneshot_reason.config import OneShotConfig, range_problem
-    known = {f.name: f for f in fields(OneShotConfig)}
+    "The `trainer:` mapping: known OneShotConfig fields (else the nearest name), values of their types and ranges (no import of the trainer)."
+    known = trainer_fields()
     for key, value in list(opts.trainer.items()):
         if key not in known:
             raise SettingError(f"{_setting(opts, 'trainer.' + key, show_value=False)}: {key!r} is not an OneShotConfig field"
                                + (_did_you_mean(key, known) or "; see OneShotConfig for the fields"))
-        kind = _kind(known[key].type)
+        kind, given = known[key]["kind"], value
         try: value = _convert(value, kind)
-        except (ValueError, TypeError, AttributeError): raise _refuse(opts, f"trainer.{key}", value, f"expected {_KIND_WORDS[kind]}") from None
-        if (what := range_problem(key, value)) is not None: raise _refuse(opts, f"trainer.{key}", value, f"expected {what}") # the config's own ranges
+        except (ValueError, TypeError, AttributeError): raise _refuse(opts, f"trainer.{key}", given, f"expected {_KIND_WORDS[kind]}") from None
+        if (what := range_problem(key, value)) is not None: raise _refuse(opts, f"trainer.{key}", given, f"expected {what}")
         opts.trainer[key] = value
 
 # %% ../nbs/api/01_options.ipynb #63560cdb
@@ -429,6 +467,7 @@ def load_options(config: str | Path | None = None, # a YAML file of options (top
         return name in known
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    own_fields: dict[str, Any] = {} # OneShotConfig fields given as flags or arguments of their own
     config_path = str(config) if config is not None else None
     if config is not None:
         path = Path(config).expanduser()
@@ -445,10 +484,18 @@ def load_options(config: str | Path | None = None, # a YAML file of options (top
             values[name], sources[name] = value, "yaml"
     for key, value in flags.items():
         if value is None: continue
+        if key in trainer_flags():
+            if interface == "cli" and trainer_fields()[key]["kind"] == "other" and isinstance(value, str):
+                try: value = yaml.safe_load(value)
+                except yaml.YAMLError: pass # TRL says what it expected
+            own_fields[key], sources[f"trainer.{key}"] = value, interface
+            continue
         if not is_known(key):
-            raise SettingError(f"load_options got an unknown option {key}={value!r}" + (_did_you_mean(key, known) or f"; known: {', '.join(known)}"))
+            raise SettingError(f"load_options got an unknown option {key}={value!r}"
+                               + (_did_you_mean(key, [*known, *trainer_flags()]) or f"; known: {', '.join(known)} and OneShotConfig's fields"))
         values[key], sources[key] = value, interface
     if isinstance(values.get("trainer"), dict): values["trainer"] = dict(values["trainer"])
+    if own_fields: values["trainer"] = {**(values.get("trainer") if isinstance(values.get("trainer"), dict) else {}), **own_fields}
     own = {f.name for f in method_flags()}
     opts = TrainOptions(**{k: v for k, v in values.items() if k not in own})
     for name in own: setattr(opts, name, values.get(name))
@@ -534,6 +581,21 @@ def make_options(cls, # `EvalOptions` or `GenerateOptions`
 # %% ../nbs/api/01_options.ipynb #898e72a4
 _METAVARS = {"int": "N", "float": "X", "str": "NAME"} # how the help names a flag's value, by the field's kind
 
+def _add_flag(parser, # a parser or an argument group
+              name: str, # the option's name (underscores)
+              kind: str, # its kind (`_kind`)
+              help: str, # its help text; argparse.SUPPRESS hides it
+              typed: bool = False, # argparse converts int and float values (else they stay strings)
+              switch: bool = True, # a bool is a switch (`--resume`); else it takes an optional value (`--bf16`, `--bf16 false`)
+             ) -> None:
+    "One flag in both spellings (`--max-steps`, and `--max_steps` unseen in the help); None means 'not given'."
+    metavar = "PATH" if "path" in name or "dir" in name or name == "save" else _METAVARS.get(kind, "VALUE")
+    for spelling, text in [(_flag(name), help), *([(f"--{name}", argparse.SUPPRESS)] if "_" in name else [])]:
+        if kind == "bool" and switch: parser.add_argument(spelling, dest=name, action="store_true", default=None, help=text)
+        elif kind == "bool": parser.add_argument(spelling, dest=name, nargs="?", const="true", metavar="BOOL", help=text)
+        else: parser.add_argument(spelling, dest=name, type={"int": int, "float": float}.get(kind) if typed else None, help=text, metavar=metavar)
+
+# %% ../nbs/api/01_options.ipynb #e0c6247a
 def add_flags(parser, # an `argparse.ArgumentParser`
               cls, # `TrainOptions`, `EvalOptions` or `GenerateOptions`
               typed: bool = False, # argparse converts int and float values (else they stay strings)
@@ -544,7 +606,35 @@ def add_flags(parser, # an `argparse.ArgumentParser`
         kind, help = _kind(f.type), f.metadata["help"]
         if f.default is not None and "(default" not in help and kind != "bool": help += f" (default: {f.default})"
         if f.metadata.get("positional"): parser.add_argument(f.name, help=help); continue
-        if kind == "bool": parser.add_argument(_flag(f.name), action="store_true", default=None, help=help); continue
-        convert = {"int": int, "float": float}.get(kind) if typed else None
-        parser.add_argument(_flag(f.name), type=convert, help=help,
-                            metavar="PATH" if "path" in f.name or "dir" in f.name or f.name == "save" else _METAVARS.get(kind, "VALUE"))
+        _add_flag(parser, f.name, kind, help, typed)
+
+# %% ../nbs/api/01_options.ipynb #762180fa
+TRAIN_GROUPS = {"data": ("dataset", "data_path", "question_column", "answer_column", "demo_column", "n_train", "eval_benchmark",
+                         "n_eval", "eval_steps"),
+                "method": ("algo", "preset", "format", "reward_preset", "lora", "dynamic_sampling")} # the rest of TrainOptions: run
+TRAINER_FLAGS_SHOWN = ("learning_rate", "num_generations", "per_device_train_batch_size", "gradient_accumulation_steps",
+                       "max_completion_length", "temperature", "beta", "loss_type", "lr_scheduler_type", "warmup_steps",
+                       "logging_steps") # the trainer settings `train --help` shows; `--help-all` shows every one
+
+def add_train_flags(parser, # `train`'s `argparse.ArgumentParser`
+                    every_trainer_flag: bool = False, # show every OneShotConfig field in the help, not only `TRAINER_FLAGS_SHOWN`
+                   ) -> dict:
+    "`train`'s flags in the groups run, data, method (its options, the methods' own flags) and trainer (every other OneShotConfig field); returns the groups."
+    shown = len(TRAINER_FLAGS_SHOWN)
+    groups = {"run": parser.add_argument_group("run"), "data": parser.add_argument_group("data"),
+              "method": parser.add_argument_group("method"),
+              "trainer": parser.add_argument_group("trainer", "OneShotConfig's fields (TRL's GRPOConfig and more), over the "
+                                                   "preset and --config; the defaults are OneShotConfig's, a preset or a named model "
+                                                   f"sets many; {'all' if every_trainer_flag else f'{shown} of {len(trainer_flags())} shown, --help-all lists all'}")}
+    own = {f.name for f in method_flags()}
+    for f in option_fields(TrainOptions):
+        if f.name == "trainer": continue
+        group = "method" if f.name in own else next((g for g, names in TRAIN_GROUPS.items() if f.name in names), "run")
+        kind, help = _kind(f.type), f.metadata["help"]
+        if f.default is not None and "(default" not in help and kind != "bool": help += f" (default: {f.default})"
+        _add_flag(groups[group], f.name, kind, help)
+    for name in trainer_flags():
+        field = trainer_fields()[name]
+        help = f"{field['help']} (default: {field['default']})" if every_trainer_flag or name in TRAINER_FLAGS_SHOWN else argparse.SUPPRESS
+        _add_flag(groups["trainer"], name, field["kind"], help.replace("%", "%%"), switch=False)
+    return groups
