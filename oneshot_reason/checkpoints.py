@@ -26,12 +26,12 @@ from trl import GRPOTrainer
 
 from .config import OneShotConfig
 from .core import OneShotError, _jsonl_problem, last_complete_checkpoint, setting_value
-from .runfiles import folder_bytes, free_bytes, saving_folder, size_text
+from .runfiles import CHECKPOINT_SETTINGS, checkpoint_settings, folder_bytes, free_bytes, saving_folder, size_text
 from .methods import get_method, parse_algo
 
 # %% auto #0
 __all__ = ['RESUME_SETTINGS', 'TrainingInterrupted', 'GracefulStop', 'truncate_jsonl_steps', 'run_settings',
-           'checkpoint_settings', 'settings_differences', 'CheckpointMixin', 'untied_missing_keys']
+           'settings_differences', 'CheckpointMixin', 'untied_missing_keys']
 
 # %% ../nbs/api/17_checkpoints.ipynb #af555f1b
 class TrainingInterrupted(KeyboardInterrupt):
@@ -85,12 +85,12 @@ class _StopAtStepEnd(TrainerCallback):
 def truncate_jsonl_steps(path: str | Path, # a completions.jsonl (or heldout.jsonl) file
                          last_step: int, # keep the records of steps <= last_step
                         ) -> int:
-    "Drop the records after `last_step` from a JSON Lines file, and a damaged line among them or last (a write cut off), with a warning naming it; returns how many were dropped. A damaged line among the kept records raises `OneShotError` naming it."
+    "Drop the records after `last_step` from a JSON Lines file, and a damaged line among them or last (a write cut off), with a warning naming it; returns how many records after `last_step` were dropped (a damaged line is said once, in its own warning). A damaged line among the kept records raises `OneShotError` naming it."
     path = Path(path)
     if not path.exists(): return 0
     lines = path.read_bytes().split(b"\n")
     parsed = [(i, raw, *_jsonl_problem(raw)) for i, raw in enumerate(lines, 1) if raw.strip()]
-    keep, dropped = [], 0
+    keep, dropped, damaged = [], 0, 0
     for n, (i, raw, record, why) in enumerate(parsed):
         if why is None:
             if record.get("step", 0) <= last_step: keep.append(raw)
@@ -99,9 +99,10 @@ def truncate_jsonl_steps(path: str | Path, # a completions.jsonl (or heldout.jso
         later = next((r for _, _, r, w in parsed[n + 1:] if w is None), None) # the next good record
         if later is not None and later.get("step", 0) <= last_step:
             raise OneShotError(f"{path}, line {i}: {why}; fix or remove that line, then resume")
-        warnings.warn(f"{path}, line {i}: {why}" + (", the last line cut short" if i == len(lines) else "") + "; dropped it")
-        dropped += 1
-    if dropped:
+        cut = i == len(lines) and why.startswith("not valid JSON") # no newline after it, and not a whole value
+        warnings.warn(f"{path}, line {i}: {why}" + (", the last line cut short" if cut else "") + "; dropped it")
+        damaged += 1
+    if dropped or damaged:
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_bytes(b"".join(l + b"\n" for l in keep))
         os.replace(tmp, path)
@@ -118,13 +119,6 @@ def run_settings(args: OneShotConfig, # the run's configuration
     "The settings a resumed run must share with the run it continues: `RESUME_SETTINGS`, the methods' own, and `info`."
     names = RESUME_SETTINGS + tuple(n for m in parse_algo(args.algo) for n in get_method(m).settings)
     return {**{n: setting_value(getattr(args, n)) for n in names}, **{k: setting_value(v) for k, v in info.items() if v is not None}}
-
-# %% ../nbs/api/17_checkpoints.ipynb #5f6bfee1
-def checkpoint_settings(checkpoint: str | Path, # a checkpoint-N folder
-                       ) -> dict:
-    "The settings saved with `checkpoint` (its `oneshot_run.json`); {} for a checkpoint saved without them."
-    path = Path(checkpoint) / "oneshot_run.json"
-    return json.loads(path.read_text()) if path.exists() else {}
 
 # %% ../nbs/api/17_checkpoints.ipynb #acab9f51
 def settings_differences(saved: dict, # `checkpoint_settings(...)`
@@ -154,7 +148,7 @@ def _write_checkpoint(self: CheckpointMixin, model, trial):
                 "dynamic_sampling": self._dynamic.state_dict() if self._dynamic is not None else None},
                folder / f"oneshot_resume_{self.args.process_index}.pt")
     if self.args.should_save:
-        (folder / "oneshot_run.json").write_text(json.dumps(run_settings(self.args, **self.run_info), indent=1))
+        (folder / CHECKPOINT_SETTINGS).write_text(json.dumps(run_settings(self.args, **self.run_info), indent=1))
     GRPOTrainer._save_checkpoint(self, model, trial)
 
 # %% ../nbs/api/17_checkpoints.ipynb #52f76f7a

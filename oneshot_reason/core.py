@@ -19,8 +19,8 @@ import numpy as np # torch is imported where it is used: reading options and run
 if TYPE_CHECKING: import torch
 
 # %% auto #0
-__all__ = ['ENGINES', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype', 'compute_dtype', 'chat_text',
-           'as_number', 'package_sources', 'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl',
+__all__ = ['ENGINES', 'RESUME_STATE', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype', 'compute_dtype',
+           'chat_text', 'as_number', 'package_sources', 'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl',
            'setting_value', 'read_json', 'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem',
            'last_complete_checkpoint', 'is_main_process', 'world_size']
 
@@ -176,7 +176,7 @@ def append_jsonl(path: str | Path, # the file to append to (created with its fol
 # %% ../nbs/api/00_core.ipynb #b5e9158d
 def _jsonl_problem(raw: bytes) -> tuple[Any, str | None]:
     "(the object of one JSON Lines line, None) or (None, why it is not one)."
-    try: line = raw.decode("utf-8")
+    try: line = raw.decode("utf-8-sig") # a byte-order mark, as editors on Windows write it, is read past
     except UnicodeDecodeError as e: return None, f"not UTF-8 text (byte {e.start + 1} of the line)"
     try: record = json.loads(line)
     except json.JSONDecodeError as e: return None, f"not valid JSON ({e.msg})"
@@ -195,7 +195,7 @@ def iter_jsonl(path: str | Path, # a JSON Lines file
             if not raw.strip(): continue
             record, why = _jsonl_problem(raw)
             if why is None: yield record; continue
-            if not raw.endswith(b"\n"): why += ", the last line cut short"
+            if not raw.endswith(b"\n") and why.startswith("not valid JSON"): why += ", the last line cut short" # a whole value is not cut
             if skipped is not None: skipped.append((i, why)); continue
             raise OneShotError(f"{path}, line {i}: {why}; fix or remove that line")
 
@@ -221,7 +221,7 @@ def read_json(path: str | Path, # a JSON file
     path = Path(path)
     try: data = path.read_bytes()
     except FileNotFoundError: raise OneShotError(f"{path}: no such file; check the path") from None
-    try: text = data.decode("utf-8")
+    try: text = data.decode("utf-8-sig") # a byte-order mark is read past
     except UnicodeDecodeError as e:
         line = data[:e.start].count(b"\n") + 1
         raise OneShotError(f"{path}, line {line}: not UTF-8 text (byte {e.start + 1}); {fix}") from None
@@ -276,6 +276,7 @@ def _zip_problem(path: Path) -> str | None:
     return None
 
 _WEIGHTS = ("model.safetensors", "adapter_model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "adapter_model.bin")
+RESUME_STATE = ("optimizer.pt", "scheduler.pt", "rng_state*.pth") # besides the weights and trainer_state.json: what an exact resume reads
 
 # %% ../nbs/api/00_core.ipynb #225f8f94
 def checkpoint_problem(checkpoint: str | Path, # a checkpoint-N folder
@@ -290,6 +291,8 @@ def checkpoint_problem(checkpoint: str | Path, # a checkpoint-N folder
             if path == state and not (isinstance(value, dict) and isinstance(value.get("global_step"), int)): return "trainer_state.json has no global_step"
     except (ValueError, UnicodeDecodeError): return f"{path.name} is damaged (not valid JSON)"
     if not any((folder / name).exists() for name in _WEIGHTS): return "it holds no weights (model.safetensors)"
+    if (missing := next((n for n in RESUME_STATE if not any(folder.glob(n))), None)):
+        return f"incomplete: no {missing.replace('*', '')}, which an exact resume needs"
     for path in sorted(folder.iterdir()):
         why = (_safetensors_problem(path) if path.suffix == ".safetensors" else
                _zip_problem(path) if path.suffix in (".pt", ".pth", ".bin") and path.is_file() else None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from .core import OneShotError, append_jsonl, chat_text, is_main_process, iter_j
 from .data import (BENCHMARKS, FORMATS, PromptFormat, build_prompt, extract_boxed_answer, extract_hash_answer,
                                  get_format, load_benchmark, load_math_file, local_benchmark_copy, synthetic_problems)
 from .models import load_policy, tiny_path
+from .runfiles import write_text_atomic
 from .answers import extract_answer, final_answer, normalize_number
 from .grading import check_answer, warm_up_grader
 from .inference import (_model_name, choose_engine, ct2_compute_type, generate_completions, render_prompt,
@@ -35,7 +37,8 @@ from .inference import (_model_name, choose_engine, ct2_compute_type, generate_c
 # %% auto #0
 __all__ = ['BENCHMARK_NAMES', 'SYNTHETIC_SIZE', 'STRICT_RULES', 'LENIENT_RULE', 'pass_at_k', 'avg_at_k', 'answer_key',
            'majority_index', 'maj_at_k', 'score_samples', 'EvalResult', 'strict_rule', 'strict_answer',
-           'strict_correct', 'evaluate', 'heldout_problems', 'heldout_accuracy', 'heldout_line', 'HeldoutEvaluation']
+           'strict_correct', 'write_result', 'evaluate', 'heldout_problems', 'heldout_accuracy', 'heldout_line',
+           'HeldoutEvaluation']
 
 # %% ../nbs/api/23_evaluate.ipynb #6b37279e
 def pass_at_k(n: int, # samples drawn for the problem
@@ -328,14 +331,34 @@ def _graded_records(questions: list[str], # per problem, its question
     return records
 
 # %% ../nbs/api/23_evaluate.ipynb #a1e0a530
-def _write_result(result: EvalResult, output_dir: str | Path) -> Path:
-    "Write `<benchmark>.jsonl` (the records) and `<benchmark>_summary.json`; returns the records file."
-    output_dir = Path(output_dir); output_dir.mkdir(parents=True, exist_ok=True)
-    path = output_dir / f"{result.benchmark}.jsonl"
-    path.unlink(missing_ok=True)  # a fresh file per run, never a mix of two runs
-    settings = result.settings()
-    append_jsonl(path, [{**r, "settings": settings} for r in result.records]) # each record says how it was made
-    (output_dir / f"{result.benchmark}_summary.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+def _free_name(output_dir: Path, name: str) -> str:
+    "`name`, else `name-2`, `name-3`, ...: the first whose records and summary are not in `output_dir` yet."
+    stem, n = name, 1
+    while (output_dir / f"{stem}.jsonl").exists() or (output_dir / f"{stem}_summary.json").exists(): n += 1; stem = f"{name}-{n}"
+    return stem
+
+# %% ../nbs/api/23_evaluate.ipynb #3a8a3cf5
+def write_result(result: EvalResult, # what `evaluate` measured
+                 output_dir: str | Path, # the folder to write in (created if missing)
+                 overwrite: bool = False, # replace an earlier evaluation's files of this benchmark (else written beside them)
+                ) -> Path:
+    "Write `<benchmark>.jsonl` (the records, one at a time) and `<benchmark>_summary.json`; returns the records file."
+    output_dir = Path(output_dir)
+    stem = result.benchmark if overwrite else _free_name(output_dir, result.benchmark)
+    if stem != result.benchmark:
+        warnings.warn(f"{output_dir} already holds {result.benchmark}.jsonl from an earlier evaluation; kept it, and wrote "
+                      f"this one to {stem}.jsonl and {stem}_summary.json")
+    path, settings, written = output_dir / f"{stem}.jsonl", result.settings(), 0
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True) # a fresh file per evaluation, never a mix of two
+        for r in result.records: written += append_jsonl(path, {**r, "settings": settings}) # each record says how it was made
+        write_text_atomic(output_dir / f"{stem}_summary.json", json.dumps(result.to_dict(), indent=2) + "\n")
+    except OSError as e:
+        scores = ", ".join(f"{k} {v:.1%}" for k, v in result.metrics.items() if isinstance(v, (int, float)))
+        kept = f"{written} of {len(result.records)} records are in {path}" if written else "no record was written"
+        raise OneShotError(f"could not write the evaluation to {output_dir}: {e.strerror or e}; it measured {scores} ({kept}); "
+                           "free space or choose another output folder, then evaluate again") from None
     return path
 
 # %% ../nbs/api/23_evaluate.ipynb #19729f0c
@@ -350,6 +373,7 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
              format: str | None = None, # prompt format ('xml', 'hash', 'think', 'boxed'); None: the benchmark's default
              data_path: str | Path | None = None, # the benchmark's file; None: its copy in $ONESHOT_DATA_DIR, else the Hub
              output_dir: str | Path | None = None, # where to write `<benchmark>.jsonl` and `<benchmark>_summary.json`
+             overwrite: bool = False, # replace an earlier evaluation's files there (else this one is written beside them, `write_result`)
              top_p: float = 1.0, # nucleus sampling mass when sampling
              seed: int = 0, # sampling seed
              engine: str = "auto", # 'torch', 'ctranslate2', 'vllm' or 'auto' (`inference.choose_engine`)
@@ -402,7 +426,7 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
                         batch_size=batch_size if engine != "vllm" else None,
                         data_path=_data_file(benchmark, data_path), dtype=dtype, new_tokens=generations.new_tokens,
                         generation_seconds=generations.seconds)
-    if output_dir is not None and is_main_process(): result.output_path = _write_result(result, output_dir)
+    if output_dir is not None and is_main_process(): result.output_path = write_result(result, output_dir, overwrite)
     return result
 
 # %% ../nbs/api/23_evaluate.ipynb #fdffca10
@@ -429,7 +453,7 @@ def heldout_accuracy(model, # the policy (any mode: it is put back as it was)
                     ) -> dict:
     "Greedy held-out accuracy, strict and lenient, with the counts behind them and the number of truncated completions."
     result = evaluate(model, tokenizer, dataset, n_samples=1, temperature=0.0, max_new_tokens=max_new_tokens, batch_size=batch_size,
-                      format=get_format(format).name, output_dir=output_dir, seed=None, engine="torch", progress=False)
+                      format=get_format(format).name, output_dir=output_dir, overwrite=True, seed=None, engine="torch", progress=False)
     n = result.n_problems
     strict, lenient = (sum(bool(r[key][0]) for r in result.records) for key in ("strict", "correct"))
     return {"n": n, "accuracy_strict": strict / n, "correct_strict": strict, "accuracy_lenient": lenient / n,

@@ -31,11 +31,12 @@ try: import fcntl # POSIX file locks
 except ImportError: fcntl = None # Windows: msvcrt's, below
 
 # %% auto #0
-__all__ = ['RUN_LOCK', 'STAGING', 'RUN_FILES', 'FILES_LIST', 'RUN_WRITES', 'MANIFEST_STEPS', 'lock_holder', 'holder_alive',
-           'RunLockedError', 'RunLock', 'write_text_atomic', 'write_failure', 'out_of_space', 'folder_bytes',
-           'free_bytes', 'size_text', 'unwritable_error', 'SaveError', 'save_error', 'saving_folder', 'save_errors',
-           'holds_run', 'run_files', 'other_files', 'manifest_trainer_fields', 'run_manifest', 'manifest_differences',
-           'prepare_run_dir', 'clear_run', 'eval_output_dir', 'report_output']
+__all__ = ['RUN_LOCK', 'STAGING', 'RUN_FILES', 'FILES_LIST', 'RUN_WRITES', 'MANIFEST_STEPS', 'CHECKPOINT_SETTINGS', 'lock_holder',
+           'holder_alive', 'RunLockedError', 'RunLock', 'write_text_atomic', 'write_failure', 'out_of_space',
+           'folder_bytes', 'free_bytes', 'size_text', 'unwritable_error', 'SaveError', 'save_error', 'saving_folder',
+           'save_errors', 'files_list', 'holds_run', 'run_files', 'other_files', 'manifest_trainer_fields',
+           'run_manifest', 'manifest_differences', 'checkpoint_settings', 'checkpoint_differences', 'prepare_run_dir',
+           'clear_run', 'overwrite_run', 'eval_output_dir', 'check_output_folder', 'report_output']
 
 # %% ../nbs/api/02_runfiles.ipynb #b38d1ad3
 RUN_LOCK = "run.lock" # a run folder's lock file: there while a run is live, or after one was killed
@@ -166,12 +167,19 @@ def _take(self: RunLock):
         try: self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as e: raise unwritable_error(e, self.folder) or e
         for _ in range(_LOCK_TRIES):
-            try: fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try: fd, existed = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644), False
+            except FileExistsError:
+                try: fd, existed = os.open(self.path, os.O_RDWR), True
+                except FileNotFoundError: continue # its holder released it in between
+                except OSError as e: raise unwritable_error(e, self.folder) or e
             except OSError as e: raise unwritable_error(e, self.folder) or e
             try:
                 locked = _os_lock(fd)
                 if locked is False: raise RunLockedError(self._refusal(_read_holder(self.path, tries=20)))
                 previous = _read_holder(self.path)
+                if existed and previous is None and _same_file(fd, self.path): # a run that is starting, or a user's file: never written over
+                    if os.fstat(fd).st_size == 0 and time.time() - os.fstat(fd).st_mtime < 2: os.close(fd); time.sleep(0.05); continue
+                    raise RunLockedError(f"{self.path} is there but is not a run's lock (it names no run); move it elsewhere, or train into another folder")
                 if locked is None: self._check_without_os_lock(previous)
                 if not _same_file(fd, self.path): os.close(fd); continue
                 _write_holder(fd, lock_holder())
@@ -434,11 +442,31 @@ _RUN_MARKS = ("run.json", FILES_LIST, "completions.jsonl", "summary.json", "wall
 def _checkpoint_name(name: str) -> bool: return re.fullmatch(r"checkpoint-\d+", name) is not None
 
 # %% ../nbs/api/02_runfiles.ipynb #5139ce42
-def _not_the_runs(out: Path) -> set[str]:
-    "The names `run_files.json` lists as there before the run; none without it (an older run's folder, or no run)."
-    try: names = json.loads((out / FILES_LIST).read_text(encoding="utf-8")).get("not_the_runs", [])
-    except (OSError, ValueError, AttributeError): return set()
-    return {str(n) for n in names}
+_SHARED = ("runs", "eval", "summary_before.json", "report.html", "README.md", STAGING) # names a user's folder may hold before a run: the run's only where a list says so
+
+def _listed(path: Path) -> tuple[set[str] | None, str | None]:
+    "The names a list (`run_files.json`, or the copy in `run.json`) gives as there before the run; or None and what is wrong with it."
+    try: data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except FileNotFoundError: return None, "is missing"
+    except (OSError, UnicodeDecodeError) as e: return None, f"cannot be read ({e.strerror if isinstance(e, OSError) else 'not UTF-8 text'})"
+    except ValueError as e: return None, f"is damaged (line {e.lineno}: not valid JSON, {e.msg})"
+    names = data.get("not_the_runs") if isinstance(data, dict) else None
+    if not isinstance(names, list): return None, f"is damaged (expected an object with a not_the_runs list, got {type(data).__name__})"
+    return {str(n) for n in names}, None
+
+# %% ../nbs/api/02_runfiles.ipynb #0170fdd7
+def files_list(output_dir: str | Path, # a run folder
+              ) -> tuple[set[str] | None, str | None]:
+    "(the names that were in `output_dir` before its run started: run_files.json's list, else run.json's copy of it, None where neither can be read; what is wrong with run_files.json, None if nothing)."
+    out = Path(output_dir)
+    names, why = _listed(out / FILES_LIST)
+    if why is None: return names, None
+    return _listed(out / "run.json")[0], f"{out / FILES_LIST} {why}"
+
+# %% ../nbs/api/02_runfiles.ipynb #46a97e38
+def _not_the_runs(out: Path) -> set[str] | None:
+    "The names listed as there before the run (`files_list`); None when no list can be read, so the names a user's folder may hold (`_SHARED`) cannot be proven the run's."
+    return files_list(out)[0]
 
 # %% ../nbs/api/02_runfiles.ipynb #2440c8db
 def _is_model_card(path: Path) -> bool:
@@ -451,21 +479,22 @@ def holds_run(output_dir: str | Path) -> bool:
     "Whether `output_dir` holds a run (its run.json, run_files.json, records, summary or a checkpoint-N), not only other files."
     out = Path(output_dir)
     if not out.is_dir(): return False
-    theirs = _not_the_runs(out)
+    theirs = _not_the_runs(out) or set()
     return (any((out / n).exists() and n not in theirs for n in _RUN_MARKS)
             or any(p.is_dir() and _checkpoint_name(p.name) and p.name not in theirs for p in out.glob("checkpoint-*")))
 
 # %% ../nbs/api/02_runfiles.ipynb #d616f2d1
 def run_files(output_dir: str | Path) -> list[Path]:
-    "The files and folders of the run in `output_dir` (empty when it holds none): never a name its run_files.json lists, a README.md only if it is the run's model card."
+    "The files and folders of the run in `output_dir` (empty when it holds none): never a name its lists give as there before it, nor, when no list can be read, a name a user's folder may hold (`_SHARED`); a README.md only if it is the run's model card."
     out = Path(output_dir)
     if not holds_run(out): return []
     theirs = _not_the_runs(out)
+    if theirs is None: theirs = set(_SHARED) # unprovable: kept
     found = [out / n for n in RUN_FILES if (out / n).exists() and n not in theirs]
     found += sorted((p for p in out.glob("checkpoint-*") if p.is_dir() and _checkpoint_name(p.name) and p.name not in theirs),
                     key=lambda p: int(p.name.rsplit("-", 1)[1]))
     if "README.md" not in theirs and _is_model_card(out / "README.md"): found.append(out / "README.md")
-    return found + [out / n for n in (STAGING, FILES_LIST) if (out / n).exists()]
+    return found + [out / n for n in (STAGING, FILES_LIST) if (out / n).exists() and n not in theirs]
 
 # %% ../nbs/api/02_runfiles.ipynb #67226c48
 def other_files(output_dir: str | Path) -> list[Path]:
@@ -516,6 +545,24 @@ def manifest_differences(run: dict, # the `run.json` of the run in the folder
     keys = [k for k in sorted(set(a) | set(b)) if (k in a and k in b) or k.startswith("trainer.")]
     return [(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)]
 
+# %% ../nbs/api/02_runfiles.ipynb #04968ae6
+CHECKPOINT_SETTINGS = "oneshot_run.json" # inside each checkpoint-N: the settings it was trained with
+
+def checkpoint_settings(checkpoint: str | Path, # a checkpoint-N folder
+                       ) -> dict:
+    "The settings saved with `checkpoint` (its `oneshot_run.json`); {} for a checkpoint saved without them."
+    path = Path(checkpoint) / CHECKPOINT_SETTINGS
+    saved = json.loads(path.read_text(encoding="utf-8-sig")) if path.exists() else {}
+    return saved if isinstance(saved, dict) else {}
+
+# %% ../nbs/api/02_runfiles.ipynb #38d8de39
+def checkpoint_differences(checkpoint: str | Path, # the checkpoint a resume continues
+                           command: dict, # `run_manifest` of the command
+                          ) -> list[tuple[str, Any, Any]]:
+    "(setting, the checkpoint's value, the command's value) for each setting both record that differs."
+    saved, now = checkpoint_settings(checkpoint), command.get("settings", {})
+    return [(k, saved[k], now[k]) for k in now if k in saved and k != "dataset" and now[k] is not None and saved[k] != now[k]]
+
 # %% ../nbs/api/02_runfiles.ipynb #45ebc9fe
 def _describe(out: Path) -> str:
     "A few words on the run in `out`: its method, newest complete checkpoint and whether it finished."
@@ -555,6 +602,9 @@ def prepare_run_dir(opts: TrainOptions, # the run's options
     found = run_files(out)
     if {p.name for p in found} <= {"run.json", FILES_LIST, STAGING}: found = [] # a run that stopped before writing anything else: nothing to lose
     folder, resume, overwrite = _setting(opts, "output_dir", opts.output_dir), _setting(opts, "resume", True), _setting(opts, "overwrite", True)
+    if (out / STAGING).exists() and out / STAGING not in run_files(out): # where checkpoints are written first: never a user's
+        why = files_list(out)[1] if holds_run(out) and _not_the_runs(out) is None else "it was in the folder before the run"
+        raise SettingError(f"{out / STAGING} is not the run's ({why}), and a run writes its checkpoints there first; move it elsewhere or choose another folder")
     skipped = []
     with warnings.catch_warnings(): # each skipped checkpoint is said once, below
         warnings.simplefilter("ignore")
@@ -567,12 +617,12 @@ def prepare_run_dir(opts: TrainOptions, # the run's options
             raise SettingError(f"{resume}: nothing to resume in {folder} ({why}); train without {_setting(opts, 'resume', True, show_value=False)}"
                                + (f" or start afresh with {overwrite} (it deletes {_names(found)})" if found else ""))
         for p, why in skipped: warnings.warn(f"{p} is skipped ({why}); resuming from {checkpoint.name}")
-        if (out / "run.json").is_file():
-            diffs = manifest_differences(_read_run_json(out), manifest)
-            if diffs:
-                named = "; ".join(f"{_name(opts, k)}: {a!r} in the run, {b!r} now" for k, a, b in diffs)
-                raise SettingError(f"{resume}: {folder} holds a run with other settings ({named}); "
-                                   f"repeat the run's settings to continue it, train into another folder, or start afresh with {overwrite}")
+        diffs = manifest_differences(_read_run_json(out), manifest) if (out / "run.json").is_file() else []
+        diffs += [d for d in checkpoint_differences(checkpoint, manifest) if d[0] not in {k for k, _, _ in diffs}] # with or without run.json
+        if diffs:
+            named = "; ".join(f"{_name(opts, k)}: {a!r} in the run, {b!r} now" for k, a, b in diffs)
+            raise SettingError(f"{resume}: {folder} holds a run with other settings ({named}); "
+                               f"repeat the run's settings to continue it, train into another folder, or start afresh with {overwrite}")
         return checkpoint
     if found and not opts.overwrite:
         if checkpoint is None and skipped:
@@ -596,6 +646,21 @@ def clear_run(output_dir: str | Path) -> list[str]:
         removed.append(p.name)
     return removed
 
+# %% ../nbs/api/02_runfiles.ipynb #53da8f21
+def overwrite_run(output_dir: str | Path, # the run folder
+                  setting: str = "overwrite=True", # the setting as the user gave it ('--overwrite')
+                 ) -> str | None:
+    "Delete a run's files (`clear_run`) and say in one line what was deleted and what was kept and why; None when the folder holds no run."
+    out = Path(output_dir)
+    if not holds_run(out): return None
+    theirs, problem = files_list(out)
+    unproven = [p for p in other_files(out) if p.name in _SHARED] if theirs is None else []
+    removed = clear_run(out)
+    kept = [p for p in other_files(out) if p not in unproven and p.name != RUN_LOCK]
+    return (f"{setting}: deleted the previous run's {', '.join(removed)} from {out}" + (f"; kept {_names(kept)} (not the run's)" if kept else "")
+            + (f"; kept {_names(unproven)}: {problem} and run.json holds no copy of its list, so they cannot be proven the run's" if unproven
+               else f"; {problem}, so run.json's copy of its list was used" if problem and theirs is not None else ""))
+
 # %% ../nbs/api/02_runfiles.ipynb #77930dce
 def eval_output_dir(model: str, # the evaluated model's name or folder
                     output_dir: str | None = None, # asked for explicitly; wins
@@ -605,18 +670,35 @@ def eval_output_dir(model: str, # the evaluated model's name or folder
     path = Path(str(model)).expanduser()
     run = path.parent
     if path.name == "final" and path.is_dir() and any((run / n).exists() for n in ("run.json", "summary.json", "completions.jsonl")):
-        if "eval" in _not_the_runs(run): # the user's folder, there before the run: never written into
+        if "eval" in (_not_the_runs(run) or set()): # the user's folder, there before the run: never written into
             raise SettingError(f"{run / 'eval'} is not the run's (its run_files.json lists it as there before the run), "
                                "so eval does not write into it; pass --output-dir PATH")
         return run / "eval"
     return Path("outputs/eval")
 
+# %% ../nbs/api/02_runfiles.ipynb #fd3d7121
+def check_output_folder(folder: str | Path, # where a command will write (created when it writes, if missing)
+                        setting: str = "output_dir", # the setting that names it, as the user gave it ('--output-dir outputs/eval')
+                        needed: int = _FULL_BELOW, # bytes that must be free there
+                       ) -> Path:
+    "`folder`, once it is known that a command can write there; else `SettingError` in one line naming the setting, the path and the fix."
+    folder = Path(folder).expanduser()
+    blocker = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None: raise SettingError(f"{setting}: {blocker} is a file, not a folder; choose another folder")
+    here = next(p for p in (folder, *folder.parents) if p.exists()) # the folder that will hold it
+    try: os.close(fd := os.open(probe := here / f".oneshot_write_check_{os.getpid()}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)); os.unlink(probe)
+    except OSError as e:
+        raise SettingError(f"{setting}: cannot write in {here} ({e.strerror}); make it writable (chmod u+w {here}; chattr -i {here} "
+                           "if it is immutable) or choose another folder") from None
+    if (free := free_bytes(here)) < needed: raise SettingError(f"{setting}: {here} has {size_text(free)} free; free space or choose another folder")
+    return folder
+
 # %% ../nbs/api/02_runfiles.ipynb #8eb67a4b
 def report_output(run_dir: str | Path, # the run folder
                   output: str | Path = "report.html", # the page; a relative path is taken inside run_dir
                  ) -> Path:
-    "Where `report` writes; refused when that file is the user's (run_files.json lists it as there before the run)."
-    output = Path(output) if Path(output).is_absolute() else Path(run_dir) / output
-    if output.parent.resolve() == Path(run_dir).resolve() and output.name in _not_the_runs(Path(run_dir)):
+    "Where `report` writes, as an absolute path (a relative `run_dir` is resolved once, here); refused when that file is the user's (run_files.json lists it as there before the run)."
+    output = Path(run_dir).expanduser().absolute() / Path(output).expanduser() # an absolute `output` stays as it is
+    if output.parent.resolve() == Path(run_dir).resolve() and output.name in (_not_the_runs(Path(run_dir)) or set()):
         raise SettingError(f"{output} is not the run's (its run_files.json lists it as there before the run); write the report elsewhere with --output PATH")
     return output

@@ -12,7 +12,10 @@ import functools
 import json
 import os
 import re
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +23,15 @@ from .core import (OneShotError, chat_text, checkpoint_finished, checkpoint_step
                                  set_seed, world_size)
 from .options import (FORMAT_REWARDS, EvalOptions, GenerateOptions, SettingError, TrainOptions, _eval_benchmark, _name, method_flags,
                                     _preset_name, _setting, check_options, load_options, make_options, model_format)
-from .runfiles import (FILES_LIST, RunLock, SaveError, _names, _read_run_json, clear_run, eval_output_dir, other_files,
+from .runfiles import (FILES_LIST, RunLock, SaveError, _read_run_json, check_output_folder, eval_output_dir, files_list, other_files, overwrite_run,
                                      prepare_run_dir, run_manifest, save_errors, write_text_atomic)
 from .console import (Console, RunClock, _cuda, _health_report, _use_console, _watch_health, busy_cpu_warning,
                                     metric_counts, run_header, summary_text)
 
 # %% auto #0
 __all__ = ['ACTIVATION_FLOATS', 'ASSUMED_PROMPT_TOKENS', 'TRAIN_TEXT_LIMIT', 'run_eval', 'run_generate', 'check_offline',
-           'activation_bytes', 'available_memory', 'method_summaries', 'run_train', 'train', 'engine_and_dtype',
-           'evaluate', 'generate']
+           'activation_bytes', 'available_memory', 'method_summaries', 'Terminated', 'stop_on_sigterm', 'run_train',
+           'train', 'engine_and_dtype', 'evaluate', 'generate']
 
 # %% ../nbs/api/29_runs.ipynb #85aa4113
 def _dataset_cached(repo: str) -> bool:
@@ -277,10 +280,12 @@ def _finished_summary(out: Path, # a run folder whose newest checkpoint finished
 def _run_record(manifest: dict, # `run_manifest` of this command
                 previous: dict | None, # the run.json of the run this command resumes; None: a new run
                 command: str | None, # this command as typed
+                not_the_runs: set[str] | None = None, # the names in the folder before the run (`run_files.json`'s list, copied here)
                ) -> dict:
-    "What run.json holds: the manifest, the command that started the run, and each resume's command after it."
-    if previous is None: return {**manifest, "command": command}
-    return {**manifest, "command": previous.get("command", command), "resumes": [*previous.get("resumes", []), command]}
+    "What run.json holds: the manifest, the command that started the run, each resume's command after it, and a copy of run_files.json's list."
+    listed = {} if not_the_runs is None else {"not_the_runs": sorted(not_the_runs)}
+    if previous is None: return {**manifest, "command": command, **listed}
+    return {**manifest, "command": previous.get("command", command), "resumes": [*previous.get("resumes", []), command], **listed}
 
 # %% ../nbs/api/29_runs.ipynb #3fd69164
 def _holding_run_dir(run):
@@ -300,6 +305,20 @@ def _holding_run_dir(run):
             try: return run(opts, console)
             finally: lock.__exit__(None, None, None)
     return locked
+
+# %% ../nbs/api/29_runs.ipynb #465a36f6
+class Terminated(KeyboardInterrupt):
+    "SIGTERM outside a training step: the command stops as on Ctrl-C (`signum` says which signal, for the exit status)."
+    signum = signal.SIGTERM
+
+@contextmanager
+def stop_on_sigterm():
+    "Inside (in the main thread): SIGTERM raises `Terminated` instead of ending the process silently."
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    def stop(signum, frame): raise Terminated()
+    previous = signal.signal(signal.SIGTERM, stop)
+    try: yield
+    finally: signal.signal(signal.SIGTERM, previous)
 
 # %% ../nbs/api/29_runs.ipynb #17cb90ed
 @_holding_run_dir
@@ -339,15 +358,15 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     for line in run_header(opts, config, _precision_text(config, dtype)): console.line(line) # preset, format, reward, dtype; the batch; the methods' notes
     _barrier() # every process has checked the folder before any of them changes it
     if is_main_process():
-        if opts.overwrite and (removed := clear_run(out)):
-            kept = other_files(out)
-            console.warn(f"{_setting(opts, 'overwrite', True)}: deleted the previous run's {', '.join(removed)} from {out}"
-                         + (f"; kept {_names(kept)} (not the run's)" if kept else ""))
+        if opts.overwrite and (said := overwrite_run(out, _setting(opts, 'overwrite', True))): console.warn(said)
         out.mkdir(parents=True, exist_ok=True)
-        if checkpoint is None: # a new run: what the folder holds already stays the user's
-            write_text_atomic(out / FILES_LIST, json.dumps({"not_the_runs": sorted(p.name for p in other_files(out))}, indent=1))
+        theirs, problem = files_list(out)
+        if checkpoint is not None and problem:
+            console.warn(f"{problem}; writing it again from " + ("run.json's copy of its list" if theirs is not None else "what the folder holds besides the run's files"))
+        if checkpoint is None or theirs is None: theirs = {p.name for p in other_files(out)} # a new run, or a list lost: what is not the run's stays the user's
+        if checkpoint is None or problem: write_text_atomic(out / FILES_LIST, json.dumps({"not_the_runs": sorted(theirs)}, indent=1))
         write_text_atomic(out / "run.json", json.dumps(_run_record(manifest, previous if checkpoint is not None else None,
-                                                                   getattr(opts, "_command", None)), indent=2))
+                                                                   getattr(opts, "_command", None), theirs), indent=2))
     _barrier()
     from oneshot_reason.models import load_policy
     model, tokenizer = load_policy(opts.model or "tiny", lora=opts.lora, dtype=dtype)
@@ -358,7 +377,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
                                "dataset": manifest["settings"]["data_path"] or manifest["settings"]["dataset"]}
     trainer = OneShotTrainer(model, rewards, args=config, train_dataset=train, processing_class=tokenizer,
                              run_info=dict(model=opts.model or "tiny", dataset=opts.data_path or opts.dataset or "synthetic",
-                                           reward_preset=summary["reward_preset"]))
+                                           reward_preset=summary["reward_preset"], dtype=manifest["settings"].get("dtype")))
     _record_choices(out, manifest, opts, trainer)
     _use_console(trainer, console)
     clock = RunClock(out, start, resumed=checkpoint is not None); trainer.add_callback(clock.callback())
@@ -385,7 +404,7 @@ def train(options: TrainOptions | None = None, # options from `load_options`, or
     "Train as `oneshot-reason train` does: every check before anything loads, the run folder and its lock, evaluation while training, health, the summary; returns the summary."
     if options is None: options = load_options(config, **flags)
     elif flags or config is not None: raise OneShotError("train: pass options, or config and keyword arguments, not both")
-    return run_train(options, console)
+    with stop_on_sigterm(): return run_train(options, console)
 
 # %% ../nbs/api/29_runs.ipynb #23485146
 def _eval_dtype(model: str, # the model's name or folder
@@ -418,13 +437,14 @@ def evaluate(options: EvalOptions | None = None, # checked options (`make_option
     check_offline(argparse.Namespace(model=o.model, benchmark=o.benchmark, data_path=o.data_path, _interface="python"), data_key="benchmark")
     temperature = o.temperature if o.temperature is not None else 0.0 if o.n_samples == 1 else 0.6
     format = o.format if o.format is not None else model_format(o.model)
-    out = eval_output_dir(o.model, o.output_dir)
+    out = check_output_folder(out := eval_output_dir(o.model, o.output_dir), _setting(o, "output_dir", str(out)))
     result = evaluate_model(o.model, benchmark=o.benchmark, n_samples=o.n_samples, temperature=temperature, max_new_tokens=o.max_new_tokens,
                             batch_size=o.batch_size, limit=o.limit, format=format, data_path=o.data_path, output_dir=out, dtype=dtype,
                             engine=engine)
     summary = {**result.to_dict(), "dtype": dtype}
     summary["counts"] = metric_counts(summary | {key: [r.get(key, []) for r in result.records] for key in ("correct", "strict")})
-    summary["files"] = [str(out / f"{result.benchmark}.jsonl"), str(out / f"{result.benchmark}_summary.json")]
+    records = result.output_path or out / f"{result.benchmark}.jsonl" # `<benchmark>-2.jsonl` beside an earlier evaluation's
+    summary["files"] = [str(records), str(records.with_name(f"{records.stem}_summary.json"))]
     return summary
 
 run_eval = evaluate # the name of earlier versions
