@@ -20,8 +20,8 @@ from .fastgen import attention_refusal, grouped_query_attention, preallocated_ca
 
 # %% auto #0
 __all__ = ['CROSS_PATH_MODES', 'STOP_CHECK_EVERY_GPU', 'cross_path_weights', 'blend_embeddings', 'blend_hidden_states',
-           'delimiter_token_sequences', 'SamplerOutput', 'sample_paths', 'token_embeddings', 'blended_inputs_embeds',
-           'replay_logprobs']
+           'delimiter_token_sequences', 'SamplerOutput', 'finished_path_token', 'sample_paths', 'token_embeddings',
+           'blended_inputs_embeds', 'replay_logprobs']
 
 # %% ../nbs/api/14_crosspath.ipynb #63f22f94
 def cross_path_weights(probs: torch.Tensor, # (..., G, V) next-token distributions of the G paths of each prompt
@@ -131,6 +131,15 @@ def _stop_ids(model, eos_token_id, pad_token_id) -> tuple[list[int], int]:
     if pad_token_id is None: pad_token_id = getattr(config, "pad_token_id", None)
     if pad_token_id is None: pad_token_id = eos[0] if eos else 0
     return eos, pad_token_id
+
+# %% ../nbs/api/14_crosspath.ipynb #85499579
+def finished_path_token(config, # a model's config (`model.config`): its `eos_token_id`, an id or a list
+                        fallback: int | None, # the id when the config has no EOS (the tokenizer's pad)
+                       ) -> int | None:
+    "The id H3PO's Unsloth `generate` feeds a finished path: the config's `eos_token_id`, the first of a list; else `fallback`."
+    eos = getattr(config, "eos_token_id", None)
+    if isinstance(eos, (list, tuple)): eos = eos[0] if eos else None
+    return fallback if eos is None else int(eos)
 
 # %% ../nbs/api/14_crosspath.ipynb #4818bb34
 def _accepts_logits_to_keep(model) -> bool:

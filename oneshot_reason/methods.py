@@ -40,6 +40,7 @@ class TrainerMethod:
     config_fields: ClassVar[type | None] = None # a dataclass of this method's own `OneShotConfig` fields, added when it registers
     demo_settings: ClassVar[dict] = {} # what the offline demo's preset (`cpu-demo`) sets for this method's fields
     model_defaults: ClassVar[dict[str, dict]] = {} # named real model -> the config fields this method sets for it (its flags' too) unless given
+    loss_type: ClassVar[str | None] = None # the `loss_type` a run of this method uses unless the config names one (None: TRL's 'dapo')
 
     def __init__(self, args): self.args = args # the trainer's config (an `OneShotConfig`)
 
