@@ -466,3 +466,14 @@ def register_reward_preset(name: str, # the stack's name: `reward_preset(name)`,
     _PRESETS[name] = (list(funcs), weights)
     REWARD_PRESETS = tuple(_PRESETS)
     return stack
+
+# %% ../nbs/api/06_rewards.ipynb #fe75f5d4
+_MOVED = {'check_answer': 'oneshot_reason.grading'} # a name earlier releases showed here -> the module it lives in now
+
+def __getattr__(name: str):
+    "A name that moved (`_MOVED`) still imports from here, with a DeprecationWarning naming its new place."
+    if name not in _MOVED: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+    from importlib import import_module
+    warnings.warn(f"{__name__}.{name} moved to {_MOVED[name]}; import it from there", DeprecationWarning, stacklevel=2)
+    return getattr(import_module(_MOVED[name]), name)

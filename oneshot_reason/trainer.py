@@ -548,3 +548,14 @@ def create_model_card(self: OneShotTrainer, model_name: str | None = None, datas
                 warnings.warn(f"{card} is not a model card this package wrote; left as it is (final/README.md holds the run's card)")
             return
         card.write_text(self.model_card())
+
+# %% ../nbs/api/18_trainer.ipynb #5d1e89d5
+_MOVED = {'register_method': 'oneshot_reason.methods'} # a name earlier releases showed here -> the module it lives in now
+
+def __getattr__(name: str):
+    "A name that moved (`_MOVED`) still imports from here, with a DeprecationWarning naming its new place."
+    if name not in _MOVED: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+    from importlib import import_module
+    warnings.warn(f"{__name__}.{name} moved to {_MOVED[name]}; import it from there", DeprecationWarning, stacklevel=2)
+    return getattr(import_module(_MOVED[name]), name)
