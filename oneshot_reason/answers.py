@@ -37,14 +37,10 @@ def _without_chat_tokens(text: str) -> str:
     return _CHAT_TOKENS.sub("\n", text) if "<" in text else text
 
 # %% ../nbs/api/04_answers.ipynb #cd6c7c7c
-_HASH_LINE = re.compile(r"[^\n]*")
-
 def _hash_answer(text: str) -> str | None:
-    i = text.rfind("####")
-    if i < 0: return None
-    rest = text[i + 4:].strip()
-    line = _HASH_LINE.match(rest).group().strip()
-    return line or None
+    "GSM8K's `#### n` as `data.extract_hash_answer` reads it (commas kept), up to the end of its line; None when empty."
+    answer = extract_hash_answer(text, commas=True)
+    return (answer.split("\n", 1)[0].strip() or None) if answer is not None else None
 
 # %% ../nbs/api/04_answers.ipynb #0a7c63a7
 _BOX = re.compile(r"\\(?:boxed|fbox)(?![a-zA-Z])")
