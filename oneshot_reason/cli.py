@@ -14,6 +14,7 @@ import json
 import signal
 import sys
 import warnings
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,9 @@ import yaml
 from .core import OneShotError, last_complete_checkpoint
 from .methods import known_methods, load_methods, registered_methods
 from .options import (EvalOptions, GenerateOptions, SettingError, TrainOptions, _choices, _did_you_mean, add_flags, method_flags,
-                                    cli_words, load_options, make_options)
+                                    add_train_flags, cli_words, load_options, make_options)
 from .runfiles import FILES_LIST, STAGING, report_output, run_files, unwritable_error
-from .console import Console, eval_text, generate_text
+from .console import Console, eval_text, generate_text, quiet_progress_bars
 from .runs import evaluate, generate, train
 
 # %% auto #0
@@ -35,7 +36,7 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     "Shows defaults, and fills the registries' names into the help (only when help is asked for: they import the trainer)."
     def _get_help_string(self, action):
         text = action.help or ""
-        if "{" in text:
+        if "{" in text and action.dest in {f.name for f in fields(TrainOptions)}:
             c = _choices()
             text = text.format(formats=", ".join(c["format"]), methods=", ".join(c["methods"]), presets=", ".join(c["preset"]),
                                reward_presets=", ".join(c["reward_preset"]), demo_steps=c["demo_steps"])
@@ -49,16 +50,21 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
 
 # %% ../nbs/api/30_cli.ipynb #348bf31a
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(every_trainer_flag: bool = False, # `train --help` lists every OneShotConfig field (`--help-all`)
+                ) -> argparse.ArgumentParser:
     "The `oneshot-reason` argument parser."
+    from oneshot_reason import __version__
     p = _Parser(prog="oneshot-reason", description="Teach small language models to reason in mathematics with RL.")
+    p.add_argument("--version", action="version", version=f"oneshot-reason {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     t = sub.add_parser("train", help="train a policy (no model or data arguments: the offline demo)", formatter_class=_HelpFormatter,
-                       description="Train a policy. With no model and no data: the embedded tiny model on synthetic problems.")
-    t.add_argument("--config", metavar="PATH", help="YAML file of options (flags win); OneShotConfig fields go under `trainer:` (example: configs/example_train.yaml)")
-    add_flags(t, TrainOptions)
-    t.add_argument("--quiet", action="store_true", help="print only the closing summary")
-    t.add_argument("--json", action="store_true", help="print only the summary, as JSON on stdout (for scripts)")
+                       usage="oneshot-reason train [FLAGS]", description="Train a policy. With no model and no data: the embedded "
+                       "tiny model on synthetic problems. Flags win over --config, which wins over the presets.")
+    groups = add_train_flags(t, every_trainer_flag)
+    groups["run"].add_argument("--config", metavar="PATH", help="YAML file of options (flags win); OneShotConfig fields go under `trainer:` (example: configs/example_train.yaml)")
+    groups["run"].add_argument("--quiet", action="store_true", help="print only the closing summary")
+    groups["run"].add_argument("--json", action="store_true", help="print only the summary, as JSON on stdout (for scripts)")
+    groups["run"].add_argument("--help-all", action="store_true", help="list every flag, each OneShotConfig field's included, and exit")
     e = sub.add_parser("eval", help="evaluate a model on a benchmark", formatter_class=_HelpFormatter,
                        description="Evaluate a model on a benchmark: correct/n per metric, records and a summary file.")
     add_flags(e, EvalOptions, typed=True)
@@ -75,8 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 # %% ../nbs/api/30_cli.ipynb #3dfb50a6
 def _quiet_libraries() -> None:
     "Hide the libraries' own progress bars (loading weights, mapping datasets, writing shards) on the command line."
-    import transformers, datasets, huggingface_hub
-    transformers.utils.logging.disable_progress_bar(); datasets.disable_progress_bars(); huggingface_hub.utils.disable_progress_bars()
+    quiet_progress_bars()
     silence_known_warnings()
 
 # %% ../nbs/api/30_cli.ipynb #c75b406d
@@ -100,7 +105,7 @@ def _dispatch(args: argparse.Namespace, # the parsed flags
     "Run the sub-command `args.command` and print what it prints; returns its result."
     kw = {k: v for k, v in vars(args).items() if k != "command"}
     if args.command == "train":
-        config, quiet, as_json = kw.pop("config"), kw.pop("quiet"), kw.pop("json")
+        config, quiet, as_json, _ = kw.pop("config"), kw.pop("quiet"), kw.pop("json"), kw.pop("help_all")
         opts = load_options(config, interface="cli", **kw)
         opts._command = "oneshot-reason " + " ".join(argv)
         _quiet_libraries()
@@ -164,13 +169,20 @@ def _after_interrupt(args: argparse.Namespace, # the parsed flags of the interru
     return ("no checkpoint was saved, so there is nothing to resume; run the same command again"
             + (" with --overwrite" if lost and not args.overwrite else "") + (" without --resume" if args.resume else ""))
 
+# %% ../nbs/api/30_cli.ipynb #83eebc3e
+_EVAL_COLUMN_FIXES = { # what eval says instead of a column argument it has no flag for
+    "question_column=": "name the file's question column question, problem, query, input or prompt (eval reads those)",
+    "answer_column=": "name the file's answer column answer, final_answer or ground_truth (eval reads those)"}
+
 # %% ../nbs/api/30_cli.ipynb #b150e141
 def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
         ) -> int:
     "Entry point of the `oneshot-reason` console script; returns the exit status."
     argv = list(sys.argv[1:] if argv is None else argv)
+    every = "train" in argv and "--help-all" in argv
+    if every: argv = [a if a != "--help-all" else "--help" for a in argv]
     if "train" in argv and {"-h", "--help"} & set(argv): load_methods() # the help lists every method's own flags
-    parser = build_parser()
+    parser = build_parser(every_trainer_flag=every)
     try:
         args, extra = parser.parse_known_args(argv)
         if extra and args.command == "train" and set(known_methods()) - {m.name for m in registered_methods()}:
@@ -185,11 +197,16 @@ def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
     except OneShotError as e:
         yaml_keys = set()
         if args.command == "train" and getattr(args, "config", None):
-            try: yaml_keys = set(yaml.safe_load(Path(args.config).read_text()) or {})
+            try:
+                loaded = yaml.safe_load(Path(args.config).read_text()) or {}
+                yaml_keys = set(loaded) | set(loaded.get("trainer") or {}) # named as the file writes them
+                yaml_keys -= {k for k, v in vars(args).items() if v is not None} # ... unless a flag set them too
             except Exception: pass
         message = " ".join(str(e).split()) # one line
         flags = [*vars(args), *(f.name for f in method_flags())] if args.command == "train" else list(vars(args))
         if not isinstance(e, SettingError): message = cli_words(message, flags, yaml_keys)
+        if args.command == "eval": # a file's columns: eval has no column flags, it reads the usual names
+            for old, new in _EVAL_COLUMN_FIXES.items(): message = message.replace(f"pass {old}", new)
         print(f"oneshot-reason: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e: # SIGINT, or SIGTERM after the trainer saved its step (`TrainingInterrupted`)

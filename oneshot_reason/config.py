@@ -29,12 +29,12 @@ from .options import SETTING_RANGES, range_problem, _kind, option_fields, TrainO
 
 # %% auto #0
 __all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'EXACT_BUCKETING_LOSS_TYPES', 'PRESETS',
-           'PRESET_REWARDS', 'PRESET_LORA', 'register_loss_type', 'loss_types', 'OneShotConfig', 'add_config_fields',
-           'trainer_field_table', 'write_trainer_fields', 'check_generation_batch', 'check_ranges',
+           'PRESET_REWARDS', 'PRESET_LORA', 'register_loss_type', 'loss_types', 'method_loss_type', 'OneShotConfig',
+           'add_config_fields', 'trainer_field_table', 'write_trainer_fields', 'check_generation_batch', 'check_ranges',
            'check_oneshot_config', 'as_oneshot_config', 'model_config', 'model_num_layers', 'check_whole_groups',
            'check_dynamic_sampling', 'bucketing_problem', 'check_length_bucketing', 'check_run', 'run_notes',
-           'register_preset', 'demo_settings', 'config_preset', 'method_defaults', 'preset_table_differences',
-           'batch_layout']
+           'register_preset', 'demo_settings', 'config_preset', 'preset_differences', 'preset_note', 'method_defaults',
+           'preset_table_differences', 'batch_layout']
 
 # %% ../nbs/api/12_config.ipynb #1d8c60a7
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo") # TRL's; a method adds its own (`register_loss_type`)
@@ -54,6 +54,12 @@ def register_loss_type(name: str, # the `loss_type` value
 def loss_types() -> tuple[str, ...]:
     "Every accepted `loss_type`: TRL's, then the methods'."
     return LOSS_TYPES + tuple(METHOD_LOSS_TYPES)
+
+# %% ../nbs/api/12_config.ipynb #b868b300
+def method_loss_type(algo: str, # the run's methods: 'grpo', 'm3po+luffy', ...
+                    ) -> str:
+    "The `loss_type` of a run of `algo` whose config names none: its first method's own (`TrainerMethod.loss_type`), else TRL's 'dapo'."
+    return next((get_method(m).loss_type for m in parse_algo(algo) if get_method(m).loss_type), "dapo")
 
 # %% ../nbs/api/12_config.ipynb #f3fa3531
 @dataclass
@@ -88,6 +94,11 @@ class OneShotConfig(GRPOConfig):
     use_cpu: bool | None = field(default=None, metadata={"help": "Train on the CPU; default: when no CUDA GPU."})
     gradient_checkpointing: bool | None = field(default=None, metadata={"help": "Recompute activations in the "
         "backward pass; default: on with a GPU, off on a CPU."})
+    loss_type: str | None = field(default=None, metadata={"help": "Loss reduction: TRL's 'dapo', 'grpo', 'bnpo', "
+        "'dr_grpo', ... or a method's own ('luffy'); default: the method's own (m3po: 'bnpo'), else TRL's 'dapo'."})
+    torch_threads: int | None = field(default=None, metadata={"help": "torch's threads on a CPU, set when the config is "
+        "made; default: torch's own (one per core); the cpu-demo preset sets 1 unless OMP_NUM_THREADS is set, the "
+        "fastest for the tiny model (bench/threads.py)."})
     report_to: None | str | list[str] = field(default_factory=lambda: ["tensorboard"], metadata={"help":
         "Loggers: 'tensorboard' (default, under <output_dir>/runs), 'wandb', 'none', ..."})
 
@@ -96,8 +107,15 @@ class OneShotConfig(GRPOConfig):
         if self.use_cpu is None: self.use_cpu = not cuda
         if self.bf16 is None: self.bf16 = not self.fp16 and compute_dtype("cuda" if cuda and not self.use_cpu else "cpu") == torch.bfloat16
         if self.gradient_checkpointing is None: self.gradient_checkpointing = bool(cuda and not self.use_cpu)
+        if self.loss_type is None: self.loss_type = method_loss_type(self.algo)
         check_oneshot_config(self)
+        if self.use_cpu and self.torch_threads: torch.set_num_threads(self.torch_threads)
         super().__post_init__()
+
+    def __repr__(self) -> str:
+        "The fields, then what the method's own preset (the command line's for this `algo`) sets otherwise (`preset_differences`)."
+        text = f"{type(self).__name__}({', '.join(f'{f.name}={getattr(self, f.name)!r}' for f in fields(self) if f.repr)})"
+        return text + (f"\n# {note}" if (note := preset_note(self)) else "")
 
     @property
     def methods(self) -> tuple[str, ...]:
@@ -122,7 +140,7 @@ def add_config_fields(method: type, # a `TrainerMethod` subclass; its `config_fi
     for f in fields(extra):
         own[f.name], FIELD_OWNERS[f.name] = hints.get(f.name, f.type), method.name
         setattr(cls, f.name, field(default=f.default, default_factory=f.default_factory, metadata={k: v for k, v in f.metadata.items() if k != "flag"})) # `flag`: the command line's (options), not HfArgumentParser's
-    for generated in ("__init__", "__repr__", "__eq__", "__match_args__"):
+    for generated in ("__init__", "__eq__", "__match_args__"): # the class's own __repr__ reads the fields as they are
         if generated in cls.__dict__: delattr(cls, generated)
     dataclass(cls)
 
@@ -362,6 +380,7 @@ register_preset("cpu-demo", lambda: dict(num_generations=8, per_device_train_bat
                              max_completion_length=64, max_steps=15, learning_rate=5e-5, lr_scheduler_type="constant",
                              warmup_steps=0, beta=0.0, temperature=1.0, logging_steps=5, save_steps=50,
                              use_cpu=True, bf16=False, gradient_checkpointing=False, dataloader_num_workers=0,
+                             torch_threads=None if os.environ.get("OMP_NUM_THREADS") else 1, # the tiny model's fastest (bench/threads.py)
                              format="xml", **demo_settings()), reward="oneshot-lenient", last=True)
 
 # %% ../nbs/api/12_config.ipynb #b10faff3
@@ -395,6 +414,25 @@ def config_preset(name: str, # a key of `PRESETS`: 'oneshot', 'm3po', 'luffy', '
         if overrides.get(mine) is not None and implied not in overrides: values.pop(implied, None) # the asked-for one wins over the preset's
     try: return OneShotConfig(**{**values, **overrides})
     except OneShotError as e: raise OneShotError(_with_origins(str(e), name, values, overrides)) from None
+
+# %% ../nbs/api/12_config.ipynb #ecab56dd
+def preset_differences(config: OneShotConfig, # any config
+                      ) -> dict[str, tuple]: # field -> (the preset's value, the config's)
+    "What the preset of `config.algo` (its first method's own, as the command line uses it) sets otherwise than `config`."
+    methods = parse_algo(config.algo)
+    name = ALGO_PRESETS.get(methods[0] if methods else "grpo")
+    if name not in PRESETS: return {}
+    plain = lambda v: getattr(v, "value", v) # an enum by its value
+    same = lambda a, b: math.isclose(a, b) if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)) else a == b
+    return {k: (plain(v), plain(getattr(config, k, None))) for k, v in PRESETS[name]().items()
+            if not same(plain(v), plain(getattr(config, k, None)))}
+
+def preset_note(config: OneShotConfig) -> str | None:
+    "One line naming what `preset_differences` finds, or None when the config has every setting of its method's preset."
+    if not (diff := preset_differences(config)): return None
+    name = ALGO_PRESETS.get((parse_algo(config.algo) or ("grpo",))[0])
+    return (f"not the {name!r} preset, which the command line runs for algo={config.algo!r} (config_preset({name!r})); it sets "
+            + ", ".join(f"{k}={mine!r} (here {theirs!r})" for k, (mine, theirs) in diff.items()))
 
 # %% ../nbs/api/12_config.ipynb #56476b45
 def method_defaults(algo: str | None, # the run's methods: 'grpo', 'm3po+luffy', ...

@@ -16,12 +16,18 @@ from dataclasses import fields
 from pathlib import Path
 
 from .core import OneShotError, is_main_process, world_size
-from .options import TrainOptions, cli_words, option_fields
+from .options import FORMAT_REWARDS, TrainOptions, cli_words, option_fields
 from .runfiles import write_text_atomic
 
 # %% auto #0
-__all__ = ['Console', 'step_line', 'console_callback', 'summary_text', 'busy_cpu_warning', 'run_header', 'RunClock',
-           'metric_counts', 'eval_text', 'generate_text']
+__all__ = ['quiet_progress_bars', 'Console', 'step_line', 'console_callback', 'summary_text', 'busy_cpu_warning', 'run_header',
+           'RunClock', 'metric_counts', 'eval_text', 'generate_text']
+
+# %% ../nbs/api/28_console.ipynb #fb4806d0
+def quiet_progress_bars() -> None:
+    "Hide the libraries' own progress bars (transformers' weight loading, datasets' maps, the Hub's downloads) in this process."
+    import datasets, huggingface_hub, transformers
+    transformers.utils.logging.disable_progress_bar(); datasets.disable_progress_bars(); huggingface_hub.utils.disable_progress_bars()
 
 # %% ../nbs/api/28_console.ipynb #c40b089b
 class Console:
@@ -29,6 +35,7 @@ class Console:
     def __init__(self, mode: str = "normal"): # 'normal', 'quiet' or 'json'
         if mode not in ("normal", "quiet", "json"): raise OneShotError(f"Console mode {mode!r}; use 'normal', 'quiet' or 'json'")
         self.mode = mode
+        if mode != "normal": quiet_progress_bars() # the libraries' bars (loading weights, mapping datasets) print too
 
     def line(self, text: str) -> None:
         "A progress line (normal mode only; above the progress bar when there is one)."
@@ -72,18 +79,31 @@ def console_callback(console: Console, # where the lines go
     from transformers import TrainerCallback
 
     class ConsoleProgress(TrainerCallback):
-        bar = None
+        bar, tokens, started, shown = None, 0, None, 0.0
+        def generation_step(self, rows: int):
+            "Count one decoding step's tokens; on the bar, the step's tokens so far and their rate (twice a second at most)."
+            now = time.perf_counter()
+            if self.started is None: self.started = now
+            self.tokens += rows
+            if self.bar is not None and now - self.shown >= 0.5:
+                rate = self.tokens / max(now - self.started, 1e-9)
+                self.bar.set_postfix_str(f"generating: {self.tokens:,} tokens, {rate:,.0f} tokens/s"); self.shown = now
         def on_train_begin(self, args, state, control, **kwargs):
             if console.mode == "normal" and state.is_world_process_zero and sys.stderr.isatty():
                 from tqdm.auto import tqdm
                 self.bar = tqdm(total=state.max_steps, initial=state.global_step, unit="step", dynamic_ncols=True, leave=False)
+                from oneshot_reason.fastgen import GENERATION_LISTENERS
+                GENERATION_LISTENERS.append(self.generation_step)
         def on_step_end(self, args, state, control, **kwargs):
-            if self.bar is not None: self.bar.update(state.global_step - self.bar.n)
+            self.tokens, self.started = 0, None
+            if self.bar is not None: self.bar.set_postfix_str("", refresh=False); self.bar.update(state.global_step - self.bar.n)
         def on_log(self, args, state, control, logs=None, **kwargs):
             if not state.is_world_process_zero or not logs or "train_runtime" in logs or not {"reward", "loss"} & set(logs): return
             console.line(step_line(logs, state.global_step, state.max_steps))
         def on_train_end(self, args, state, control, **kwargs):
             if self.bar is not None: self.bar.close(); self.bar = None
+            from oneshot_reason.fastgen import GENERATION_LISTENERS
+            if self.generation_step in GENERATION_LISTENERS: GENERATION_LISTENERS.remove(self.generation_step)
     return ConsoleProgress()
 
 # %% ../nbs/api/28_console.ipynb #db8edf68
@@ -134,6 +154,13 @@ def _next_eval(summary: dict, final: str) -> str:
     fmt = summary.get("format") or default
     return f"  oneshot-reason eval --model {final} --benchmark {shlex.quote(str(bench))}" + (f" --format {fmt}" if fmt != default else "")
 
+# %% ../nbs/api/28_console.ipynb #0854d557
+def _count(n: int, # how many
+           noun: str, # the noun, singular
+          ) -> str:
+    "`n` and the noun in the number it takes: '1 problem', '200 problems'."
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
 # %% ../nbs/api/28_console.ipynb #8439b3a3
 def summary_text(summary: dict, # what `run_train` returns
                 ) -> str:
@@ -141,11 +168,12 @@ def summary_text(summary: dict, # what `run_train` returns
     import shlex
     out = summary.get("run_dir", ".")
     q = shlex.quote(str(out))
-    lines = [f"Trained {summary.get('algo', '?')} on {summary.get('model', '?')} for {summary.get('steps', '?')} steps "
+    steps = summary.get("steps", "?")
+    lines = [f"Trained {summary.get('algo', '?')} on {summary.get('model', '?')} for {_count(steps, 'step') if isinstance(steps, int) else f'{steps} steps'} "
              f"in {summary.get('wall_seconds', 0):.0f} s (seed {summary.get('seed', '?')}" + (f", {summary['dtype']}" if summary.get("dtype") else "") + ")."]
     if any(f"accuracy_{k}_{w}" in summary for k in ("strict", "lenient") for w in ("before", "after")):
         n, bench = summary.get("n_eval", 0), summary.get("eval_benchmark") or "held-out"
-        lines.append(f"Held-out accuracy on {Path(str(bench)).name} ({n} problems, greedy):")
+        lines.append(f"Held-out accuracy on {Path(str(bench)).name} ({_count(n, 'problem')}, greedy):")
         for kind, rule in (("strict", "the answer where the format requires it"), ("lenient", "the final answer anywhere")):
             a, b = summary.get(f"accuracy_{kind}_before"), summary.get(f"accuracy_{kind}_after")
             say = lambda when, v: "—" if v is None else f"{summary.get(f'correct_{kind}_{when}', round(v * n))}/{n} ({v:.1%})"
@@ -178,12 +206,18 @@ def busy_cpu_warning(on_cpu: bool, # the run trains on the CPU
         threads = torch.get_num_threads()
     if threads <= 1 or load < cores: return None
     return (f"the CPU is busy (load {load:.1f} on {cores} cores) and torch uses {threads} threads, which then run many times "
-            f"slower than one (bench/results/threads.json: 2 threads 5x slower at load 7-10); set OMP_NUM_THREADS=1")
+            f"slower than one (bench/results/threads.json: 2 threads 5x slower at load 7-10); pass --torch-threads 1 (or set OMP_NUM_THREADS=1)")
 
 # %% ../nbs/api/28_console.ipynb #017e3f99
 def _header_value(opts, name: str):
     "A filled setting's value as the header shows it."
     return opts.trainer[name.removeprefix("trainer.")] if name.startswith("trainer.") else getattr(opts, name)
+
+# %% ../nbs/api/28_console.ipynb #90f01fda
+def _torch_threads() -> int:
+    "The threads torch computes with in this process (`OneShotConfig.torch_threads` sets them on a CPU)."
+    import torch
+    return torch.get_num_threads()
 
 # %% ../nbs/api/28_console.ipynb #446a7cd5
 def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_method_defaults`)
@@ -201,7 +235,11 @@ def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_m
             if adapters else "")
     lines = [f"{config.algo} on {opts.model or 'tiny'}: preset {opts.preset}, format {opts.format}"
              + ("" if opts.format == own else f" (the preset's: {own})") + f", reward {opts.reward_preset} ("
-             + ", ".join(f"{n} {w:g}" for n, w in zip(stack.names, stack.weights)) + f"){lora}" + (f", {dtype}" if dtype else "")]
+             + ", ".join(f"{n} {w:g}" for n, w in zip(stack.names, stack.weights)) + f"){lora}" + (f", {dtype}" if dtype else "")
+             + (f", {_count(_torch_threads(), 'torch thread')}" if config.use_cpu else "")]
+    if "oneshot_xml" in stack.names and opts.format != "xml": # OneShotGRPO's tag reward under another layout
+        lines.append(f"reward {opts.reward_preset}'s oneshot_xml pays for the xml format's tags, which format {opts.format} does not ask "
+                     f"for: its weight goes only to completions that write them anyway ({opts.format}'s own stack: {FORMAT_REWARDS[opts.format]})")
     per_generation = config.steps_per_generation * config.num_iterations
     if config.gradient_accumulation_steps > 1 or world_size() > 1 or per_generation > config.gradient_accumulation_steps:
         lines.append(batch_layout(config))
@@ -261,7 +299,7 @@ def eval_text(summary: dict) -> str:
     "What `oneshot-reason eval` prints: the benchmark and n, how it was asked, correct/n per metric, truncation and speed, the files."
     decoding = "greedy" if summary["temperature"] == 0 else f"temperature {summary['temperature']:g}"
     k = summary["n_samples"]
-    lines = [f"{summary['benchmark']}: {summary['n_problems']} problems x {k} sample{'s' * (k > 1)} ({decoding}), "
+    lines = [f"{summary['benchmark']}: {_count(summary['n_problems'], 'problem')} x {_count(k, 'sample')} ({decoding}), "
              f"model {summary['model']}, {summary['seconds']:.1f} s"]
     how = [f"{summary['format']} format" if summary.get("format") else "", f"at most {summary['max_new_tokens']} new tokens" if summary.get("max_new_tokens") else "",
            f"batch {summary['batch_size']}" if summary.get("batch_size") else "",
@@ -283,9 +321,9 @@ def generate_text(result: dict, # what `run_generate` returned
                   model: str, # the model as the user named it
                   max_new_tokens: int, # the completion length limit it ran with
                  ) -> str:
-    "What `oneshot-reason generate` prints: the completion, its answer, and a note when the completion was cut at its limit."
-    lines = [result["completion"], "", f"answer: {result['answer']} ({model}, {' '.join(s for s in (result.get('engine'), result['dtype']) if s)})"]
-    if result.get("truncated"):
-        lines.append(f"note: the completion was cut at its limit of {max_new_tokens} tokens before it ended, so this answer "
-                     "may be unfinished (the grader reads none); raise --max-new-tokens")
-    return "\n".join(lines)
+    "What `oneshot-reason generate` prints: the completion and its answer, or, when the completion was cut at its limit, why there is none."
+    how = f"({model}, {' '.join(s for s in (result.get('engine'), result['dtype']) if s)})"
+    if not result.get("truncated"): return "\n".join([result["completion"], "", f"answer: {result['answer']} {how}"])
+    last = f"; its last number, {result['answer']}, may be the start of a longer one" if result.get("answer") else ""
+    return "\n".join([result["completion"], "", f"answer: none {how}: the completion was cut at its limit of {max_new_tokens} tokens "
+                      f"before it ended, so the grader reads no answer{last}; raise --max-new-tokens"])

@@ -20,9 +20,9 @@ from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 from transformers.generation import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
 # %% auto #0
-__all__ = ['resolve_setting', 'sampling_warpers', 'attention_refusal', 'fast_path_refusal', 'cpu_has_native_bf16',
-           'float32_compute', 'gqa_sdpa_attention', 'grouped_query_attention', 'PreallocatedLayer',
-           'preallocated_cache', 'distinct_prompts', 'fast_generate', 'generate_fast']
+__all__ = ['GENERATION_LISTENERS', 'resolve_setting', 'sampling_warpers', 'attention_refusal', 'fast_path_refusal',
+           'cpu_has_native_bf16', 'float32_compute', 'gqa_sdpa_attention', 'grouped_query_attention',
+           'PreallocatedLayer', 'preallocated_cache', 'distinct_prompts', 'fast_generate', 'generate_fast']
 
 # %% ../nbs/api/08_fastgen.ipynb #97606ebe
 _DEFAULTS = dict(do_sample=False, temperature=1.0, top_k=50, top_p=1.0)
@@ -261,6 +261,9 @@ def _decode(model, input_ids, attention_mask, max_new_tokens, do_sample, warpers
         next_pos = next_pos + 1
     return out[:, :P + steps]
 
+# %% ../nbs/api/08_fastgen.ipynb #452c7957
+GENERATION_LISTENERS: list = [] # each called after every decoding step of `fast_generate` with the rows it computed: progress displays (`console`)
+
 # %% ../nbs/api/08_fastgen.ipynb #fee79856
 def fast_generate(model, # a Hugging Face causal LM (PEFT-wrapped too)
                   input_ids: torch.Tensor, # (B, P) prompts, left padded
@@ -296,22 +299,25 @@ def fast_generate(model, # a Hugging Face causal LM (PEFT-wrapped too)
                                                              ("top_p", top_p)))) if do_sample else None
     eos, pad = _stop_ids(model, setting("eos_token_id", eos_token_id), setting("pad_token_id", pad_token_id))
     if upcast is None: upcast = input_ids.device.type == "cpu" and not cpu_has_native_bf16()
+    listeners = [f for f in (on_step, *GENERATION_LISTENERS) if f is not None]
+    step = (lambda rows: [f(rows) for f in listeners]) if listeners else None
     was_training = model.training
     model.eval()
     try:
         with float32_compute(model, enabled=upcast), grouped_query_attention(model, enabled=input_ids.device.type == "cpu"):
             return _decode(model, input_ids, attention_mask.long(), setting("max_new_tokens", max_new_tokens), do_sample,
-                           warpers, eos, pad, cache, compact_every, share_prompts, on_step)
+                           warpers, eos, pad, cache, compact_every, share_prompts, step)
     finally: model.train(was_training)
 
 # %% ../nbs/api/08_fastgen.ipynb #76906649
 @contextmanager
 def generate_fast(model, # the model whose `generate` a library (TRL) calls
                   enabled: bool = True, # False: a no-op
+                  on_step=None, # called after each decoding step with the rows computed (`fast_generate`'s): a progress line
                  ):
     "Inside the block, `model.generate(...)` is `fast_generate(model, ...)`, with the model's own `generate` as its fallback."
     if not enabled or "generate" in vars(model): # a `generate` set on the model itself (a stub, a wrapper) is kept
         yield model; return
-    model.generate = functools.partial(fast_generate, model, fallback=type(model).generate.__get__(model))
+    model.generate = functools.partial(fast_generate, model, fallback=type(model).generate.__get__(model), on_step=on_step)
     try: yield model
     finally: del model.generate

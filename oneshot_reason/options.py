@@ -249,7 +249,7 @@ def _check_choices(opts: TrainOptions) -> None:
     for key in ("format", "reward_preset", "preset", "dataset"):
         value = getattr(opts, key)
         if value is None: continue
-        if key == "dataset": value = opts.dataset = value.lower()
+        if key in ("dataset", "format", "reward_preset", "preset"): value = str(value).strip().lower(); setattr(opts, key, value)
         if value not in (names := _choice_names(key)):
             raise _refuse(opts, key, value, f"unknown {key.replace('_', ' ')}; choose one of {', '.join(names)}" + _did_you_mean(value, names))
     for f in method_flags(): # a method's flag with a list of choices (M3PO's cross_path_mode)
@@ -266,6 +266,17 @@ def _check_choices(opts: TrainOptions) -> None:
         what = f"unknown algorithm {bad.strip()!r}; choose grpo or {', '.join(methods)}, joined with '+' to combine them" if bad.strip() else re.sub(r"^algo=\S+ ", "", str(e))
         raise _refuse(opts, "algo", opts.algo, what + _did_you_mean(bad.strip(), names)) from None
 
+# %% ../nbs/api/01_options.ipynb #1cf0feff
+def _check_model(opts, # TrainOptions, EvalOptions or GenerateOptions
+                ) -> None:
+    "Refuse a model that is no named model, folder or `org/name` Hub id but is close to a named model, with that name."
+    value = getattr(opts, "model", None)
+    if value is None: return
+    names, key = [n.strip() for n in MODEL_NAMES.split(",")], str(value).strip().lower().replace(" ", "")
+    if key in names or "/" in str(value) or Path(str(value)).expanduser().exists(): return
+    if hint := _did_you_mean(key, names):
+        raise _refuse(opts, "model", value, f"not a named model ({MODEL_NAMES}), a folder or a Hub id (org/name){hint}")
+
 # %% ../nbs/api/01_options.ipynb #51d9eb65
 SETTING_RANGES: dict[str, tuple[float, bool, str]] = { # field -> (bound, bound excluded, what fits)
     "max_steps": (1, False, "a whole number >= 1 (or -1, the default, to train num_train_epochs instead)"),
@@ -275,7 +286,8 @@ SETTING_RANGES: dict[str, tuple[float, bool, str]] = { # field -> (bound, bound 
     "save_steps": (0, True, "a number > 0 (below 1: a fraction of the run)"),
     "logging_steps": (0, True, "a number > 0 (below 1: a fraction of the run)"),
     "beta": (0, False, "a number >= 0 (0: no KL term)"), "num_iterations": (1, False, "a whole number >= 1"),
-    "warmup_steps": (0, False, "a number >= 0"), "top_k": (0, False, "a whole number >= 0 (0: no top-k)")}
+    "warmup_steps": (0, False, "a number >= 0"), "top_k": (0, False, "a whole number >= 0 (0: no top-k)"),
+    "torch_threads": (1, False, "a whole number >= 1")}
 
 # %% ../nbs/api/01_options.ipynb #a312f1f1
 def range_problem(name: str, value) -> str | None:
@@ -448,8 +460,12 @@ def check_options(opts: TrainOptions, # options from `load_options` or built dir
     _check_paths(opts)
     _check_choices(opts)
     _check_trainer_fields(opts)
+    _check_model(opts)
     fill_method_defaults(opts)
     _check_eval_benchmark(opts)
+    if "n_eval" in opts._sources and opts.n_eval and _eval_benchmark(opts) is None: # asked for, and nothing to evaluate
+        raise SettingError(f"{_setting(opts, 'n_eval', opts.n_eval)}: this run evaluates nothing (with a model or a data file it "
+                           f"evaluates only where told); add {_setting(opts, 'eval_benchmark', 'synthetic')} (or gsm8k, a benchmark, a file)")
     return opts
 
 # %% ../nbs/api/01_options.ipynb #c42490e7
@@ -541,7 +557,7 @@ class EvalOptions:
     temperature: float | None = _opt(None, "sampling temperature (default: 0, greedy, for one sample; 0.6 for several)", least=0,
                                      accepted="a number >= 0 (0 is greedy)")
     max_new_tokens: int = _opt(512, "completion length limit", least=1)
-    format: str | None = _opt(None, "prompt format: xml, hash, think or boxed (default: hash for smollm2-135m, else the benchmark's)")
+    format: str | None = _opt(None, "prompt format: xml, hash, think, boxed or h3po (default: a named model's own, hash for smollm2-135m and boxed for qwen2.5-coder; else the benchmark's)")
     output_dir: str | None = _opt(None, "where records and the summary go (default: <run>/eval for a run's final/ model, else outputs/eval)")
     batch_size: int = _opt(EVAL_BATCH_SIZE, "sequences per generate call", least=1)
     engine: str = _opt("auto", ENGINE_HELP, choices=ENGINES)
@@ -553,7 +569,7 @@ class GenerateOptions:
     "Everything `oneshot-reason generate` needs."
     question: str = _opt(None, "the problem to solve", positional=True)
     model: str = _opt("tiny", f"HF id, local folder (e.g. a run's final/), or a named model: {MODEL_NAMES}")
-    format: str | None = _opt(None, "prompt format: xml, hash, think or boxed (default: hash for smollm2-135m, else xml)")
+    format: str | None = _opt(None, "prompt format: xml, hash, think, boxed or h3po (default: a named model's own, hash for smollm2-135m and boxed for qwen2.5-coder; else xml)")
     max_new_tokens: int = _opt(256, "completion length limit", least=1)
     temperature: float = _opt(0.0, "sampling temperature; 0 is greedy", least=0, accepted="a number >= 0 (0 is greedy)")
     engine: str = _opt("auto", ENGINE_HELP, choices=ENGINES)
@@ -574,6 +590,13 @@ def make_options(cls, # `EvalOptions` or `GenerateOptions`
     opts = cls(**given)
     opts._sources, opts._interface, opts._config_path = {k: interface for k in given}, interface, None
     _check_values(opts)
+    _check_model(opts)
+    if getattr(opts, "format", None) is not None:
+        from oneshot_reason.data import FORMATS
+        names = [*FORMATS, *(["native"] if cls is EvalOptions else [])]
+        opts.format = str(opts.format).strip().lower()
+        if opts.format not in names:
+            raise _refuse(opts, "format", opts.format, f"unknown format; choose one of {', '.join(names)}" + _did_you_mean(opts.format, names))
     if getattr(opts, "data_path", None) is not None and not Path(opts.data_path).expanduser().is_file():
         raise _refuse(opts, "data_path", opts.data_path, "the file does not exist; pass the benchmark's .jsonl, .json or .parquet file")
     return opts
