@@ -15,8 +15,9 @@ import torch.nn.functional as F
 from fastcore.basics import patch
 from trl.models import unwrap_model_for_generation
 
-from .core import OneShotError
-from .crosspath import CROSS_PATH_MODES, SamplerOutput, delimiter_token_sequences, sample_paths, token_embeddings
+from .core import OneShotError, world_size
+from .crosspath import (CROSS_PATH_MODES, SamplerOutput, delimiter_token_sequences, finished_path_token,
+                                      sample_paths, token_embeddings)
 from .data import get_format
 from .dynamic_sampling import fit_width
 from .methods import TrainerMethod, register_method
@@ -27,7 +28,7 @@ from .config import register_preset
 
 # %% auto #0
 __all__ = ['RECORD_KEYS', 'path_records', 'blend_rows', 'completion_start', 'm3po_inputs_embeds', 'contains_delimiter',
-           'cross_path_metrics', 'cross_path_log_fields', 'M3POFields', 'M3POMethod']
+           'cross_path_metrics', 'cross_path_log_fields', 'M3POFields', 'M3POMethod', 'h3po_batch']
 
 # %% ../nbs/api/19_m3po.ipynb #f3917aa3
 RECORD_KEYS = ("m3po_weights", "m3po_group_ids", "m3po_thinking", "m3po_path", "m3po_prompt_len")
@@ -168,22 +169,23 @@ class M3POFields:
         "the paper's 0.1 (training collapses from 0.5)."})
     cross_path_temperature: float = field(default=0.1, metadata={"help": "M3PO softmax temperature T of the "
         "path similarities (paper: 0.1)."})
-    cross_path_mode: str = field(default="paper", metadata={"help": "M3PO's form: 'paper' blends the next input "
+    cross_path_mode: str = field(default="h3po", metadata={"help": "M3PO's form: 'h3po' (the default) is H3PO's code: the final hidden state before lm_head is blended (weights from its "
+        "cosine) on every path at every step, and the training log-probs are plain; 'paper' blends the next input "
         "embeddings of thinking paths (weights from their next-token distributions) and replays the blend in the "
-        "training log-probs; 'h3po' is H3PO's code: the final hidden state before lm_head is blended (weights from its "
-        "cosine) on every path at every step, and the training log-probs are plain.",
+        "training log-probs.",
         "flag": {"help": "M3PO's form: paper (blend the next inputs of thinking paths, replayed in training) or h3po (H3PO's code: blend the "
-                 "hidden state before lm_head, plain training log-probs) (default: the preset's: h3po in m3po, else paper)",
+                 "hidden state before lm_head, plain training log-probs) (default: h3po)",
                  "choices": CROSS_PATH_MODES, "accepted": "choose paper (the paper's blend of the next inputs) or h3po "
                  "(H3PO's code: the hidden state before lm_head)"}})
 
 # %% ../nbs/api/19_m3po.ipynb #a20c8d2f
 @register_method("m3po")
 class M3POMethod(TrainerMethod):
-    "M3PO: rollouts with cross-path blending, and the training log-probs replayed on the blend (paper) or plain (h3po)."
+    "M3PO: rollouts with cross-path blending, and the training log-probs plain (h3po, the default) or replayed on the blend (paper)."
     delimiter_ids: list[list[int]] | None = None # token sequences that end the thinking phase (found in `setup`)
     settings = ("cross_path_lambda", "cross_path_temperature", "cross_path_mode")
     config_fields = M3POFields # its OneShotConfig fields (above)
+    loss_type = "bnpo" # H3PO's loss (its Unsloth's default), unless the config names one
     model_defaults = {"smollm2-135m": {"temperature": 0.5}} # M3PO's own sampling temperature with that model
 
     @classmethod
@@ -206,7 +208,7 @@ class M3POMethod(TrainerMethod):
 def notes(cls: M3POMethod, args, model=None) -> list[str]:
     "A line when a run in H3PO's form does not use H3PO's optimizer, paged 8-bit AdamW."
     optim = getattr(args.optim, "value", args.optim)
-    if getattr(args, "cross_path_mode", "paper") != "h3po" or optim == "paged_adamw_8bit": return []
+    if args.cross_path_mode != "h3po" or optim == "paged_adamw_8bit": return []
     return [f"H3PO trains with paged 8-bit AdamW (optim='paged_adamw_8bit', bitsandbytes on a GPU); this run uses optim={optim!r}"]
 
 # %% ../nbs/api/19_m3po.ipynb #3e8b3fdd
@@ -242,9 +244,16 @@ def sampling_settings(self: M3POMethod, trainer) -> dict:
                 max_new_tokens=int(gk.get("max_new_tokens", trainer.max_completion_length)),
                 cross_path_lambda=float(self.args.cross_path_lambda),
                 cross_path_temperature=float(self.args.cross_path_temperature),
-                cross_path_mode=getattr(self.args, "cross_path_mode", "paper"),
+                cross_path_mode=self.args.cross_path_mode,
                 delimiter_ids=self.delimiter_ids, eos_token_id=list(trainer.eos_token_ids),
-                pad_token_id=trainer._tokenizer.pad_token_id)
+                pad_token_id=self.finished_token(trainer))
+
+# %% ../nbs/api/19_m3po.ipynb #c017bdb6
+@patch
+def finished_token(self: M3POMethod, trainer) -> int | None:
+    "The id fed to a finished path: the model config's first EOS in the h3po form (Unsloth's `generate`), else the tokenizer's pad."
+    pad = trainer._tokenizer.pad_token_id
+    return finished_path_token(trainer.model.config, pad) if self.args.cross_path_mode == "h3po" else pad
 
 # %% ../nbs/api/19_m3po.ipynb #ea34f91b
 def _distinct_prompts(prompt_ids: list[list[int]], # TRL's prompt rows: G consecutive copies of each prompt
@@ -295,7 +304,7 @@ def rollout(self: M3POMethod, trainer, prompts: list, inputs: list[dict]) -> dic
 @patch
 def model_inputs(self: M3POMethod, trainer, model, input_ids: torch.Tensor, attention_mask: torch.Tensor, batch: dict) -> dict | None:
     "`inputs_embeds` rebuilt from the rows' records and `model`'s own embedding table (the paper's form; h3po: None, plain ids)."
-    if not batch or "m3po_weights" not in batch or getattr(self.args, "cross_path_mode", "paper") == "h3po": return None
+    if not batch or "m3po_weights" not in batch or self.args.cross_path_mode == "h3po": return None
     embedding = trainer.accelerator.unwrap_model(model).get_input_embeddings()
     embeds = m3po_inputs_embeds(embedding, input_ids, attention_mask, batch, float(self.args.cross_path_lambda))
     return {"inputs_embeds": embeds, "attention_mask": attention_mask}
@@ -323,9 +332,24 @@ def _h3po_optim() -> str:
     return "paged_adamw_8bit" if torch.cuda.is_available() and importlib.util.find_spec("bitsandbytes") else "adamw_torch"
 
 # %% ../nbs/api/19_m3po.ipynb #fab21d9e
-register_preset("m3po", lambda: dict(algo="m3po", cross_path_mode="h3po", num_generations=8, per_device_train_batch_size=2,
-                         gradient_accumulation_steps=4, num_train_epochs=1, beta=0.005, learning_rate=5e-6,
-                         optim=_h3po_optim(), adam_beta1=0.9,
-                         adam_beta2=0.99, weight_decay=0.1, max_grad_norm=0.1, lr_scheduler_type="cosine", warmup_steps=0.1,
-                         max_completion_length=1024, temperature=0.5, loss_type="bnpo", scale_rewards="group",
-                         cross_path_lambda=0.1, cross_path_temperature=0.1, format="h3po", logging_steps=1, save_steps=250), reward="hash", lora={"r": 32, "lora_alpha": 64, "use_rslora": True}, method="m3po")
+def h3po_batch(world: int | None = None, # processes; None: this launch's (`core.world_size`)
+              ) -> tuple[int, int]: # (per_device_train_batch_size, gradient_accumulation_steps)
+    "H3PO's micro-batch and accumulation on `world` processes: its script's 8 / 2 / world, then Unsloth's rule (whole groups of 8 a step, else micro-batches of 8)."
+    world = world_size() if world is None else world
+    per_device, G = 2, 8
+    accumulation = max(1, int(8 / per_device / world))                         # gsm8k_grpo.py:87
+    if (accumulation * world * per_device) % G: per_device = G                  # unsloth/models/rl.py:868-876
+    return per_device, accumulation
+
+# %% ../nbs/api/19_m3po.ipynb #a494ada9
+def _m3po_preset() -> dict:
+    "H3PO's settings (the table above), its batch for this launch's world size."
+    per_device, accumulation = h3po_batch()
+    return dict(algo="m3po", cross_path_mode="h3po", num_generations=8, per_device_train_batch_size=per_device,
+                gradient_accumulation_steps=accumulation, num_train_epochs=1, beta=0.005, learning_rate=5e-6,
+                optim=_h3po_optim(), adam_beta1=0.9, adam_beta2=0.99, weight_decay=0.1, max_grad_norm=0.1,
+                lr_scheduler_type="cosine", warmup_steps=0.1, max_completion_length=1024, temperature=0.5, loss_type="bnpo",
+                scale_rewards="group", cross_path_lambda=0.1, cross_path_temperature=0.1, format="h3po", logging_steps=1,
+                save_steps=250)
+
+register_preset("m3po", _m3po_preset, reward="hash", lora={"r": 32, "lora_alpha": 64, "use_rslora": True}, method="m3po")
