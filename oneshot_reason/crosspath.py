@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from fastcore.basics import patch
 
 from .core import OneShotError
-from .fastgen import attention_refusal, grouped_query_attention, preallocated_cache
+from .fastgen import attention_refusal, grouped_query_attention, preallocated_cache, stop_ids
 
 # %% auto #0
 __all__ = ['CROSS_PATH_MODES', 'STOP_CHECK_EVERY_GPU', 'cross_path_weights', 'blend_embeddings', 'blend_hidden_states',
@@ -125,12 +125,9 @@ def _id_list(ids) -> list[int]:
 
 # %% ../nbs/api/14_crosspath.ipynb #c688cc81
 def _stop_ids(model, eos_token_id, pad_token_id) -> tuple[list[int], int]:
-    "The EOS ids and the pad id of a sampling run, from the arguments or the model's `generation_config`."
-    config = getattr(model, "generation_config", None)
-    eos = _id_list(getattr(config, "eos_token_id", None) if eos_token_id is None else eos_token_id)
-    if pad_token_id is None: pad_token_id = getattr(config, "pad_token_id", None)
-    if pad_token_id is None: pad_token_id = eos[0] if eos else 0
-    return eos, pad_token_id
+    "The EOS ids and the pad id of a sampling run, as `fastgen.stop_ids` reads them; an ended path with no pad id anywhere is fed 0."
+    eos, pad = stop_ids(model, eos_token_id, pad_token_id)
+    return eos, 0 if pad is None else pad
 
 # %% ../nbs/api/14_crosspath.ipynb #85499579
 def finished_path_token(config, # a model's config (`model.config`): its `eos_token_id`, an id or a list

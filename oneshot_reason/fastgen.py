@@ -22,7 +22,7 @@ from transformers.generation import LogitsProcessorList, TemperatureLogitsWarper
 # %% auto #0
 __all__ = ['GENERATION_LISTENERS', 'resolve_setting', 'sampling_warpers', 'attention_refusal', 'fast_path_refusal',
            'cpu_has_native_bf16', 'float32_compute', 'gqa_sdpa_attention', 'grouped_query_attention',
-           'PreallocatedLayer', 'preallocated_cache', 'distinct_prompts', 'fast_generate', 'generate_fast']
+           'PreallocatedLayer', 'preallocated_cache', 'distinct_prompts', 'stop_ids', 'fast_generate', 'generate_fast']
 
 # %% ../nbs/api/08_fastgen.ipynb #97606ebe
 _DEFAULTS = dict(do_sample=False, temperature=1.0, top_k=50, top_p=1.0)
@@ -221,11 +221,16 @@ def _next_token(logits: torch.Tensor, # (N, V) float32 logits of the running row
     return (probs / race[rows]).argmax(-1)  # multinomial's one sample: argmax(p / q), q ~ Exp(1)
 
 # %% ../nbs/api/08_fastgen.ipynb #bbe60b26
-def _stop_ids(model, eos_token_id, pad_token_id) -> tuple[list[int], int | None]:
-    "EOS ids and the pad id as `generate` resolves them (pad falls back to the first EOS)."
-    eos = resolve_setting(model, "eos_token_id", eos_token_id)
-    eos = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
-    pad = resolve_setting(model, "pad_token_id", pad_token_id)
+def stop_ids(model, # a Hugging Face causal LM (its `generation_config` is read), or None
+             eos_token_id=None, # an id, a list or a tensor of ids; None: the configs'; [] never stops
+             pad_token_id: int | None = None, # None: the configs', else the first EOS
+             config=None, # a `GenerationConfig` passed to the call; its unset fields defer to the model's
+            ) -> tuple[list[int], int | None]:
+    "EOS ids and the pad id as `generate` resolves them (pad falls back to the first EOS); the one reading the samplers share."
+    eos = resolve_setting(model, "eos_token_id", eos_token_id, config)
+    if isinstance(eos, torch.Tensor): eos = eos.flatten().tolist()
+    eos = [] if eos is None else [int(eos)] if isinstance(eos, int) else [int(e) for e in eos]
+    pad = resolve_setting(model, "pad_token_id", pad_token_id, config)
     return eos, pad if pad is not None else (eos[0] if eos else None)
 
 # %% ../nbs/api/08_fastgen.ipynb #28c3a515
@@ -297,7 +302,7 @@ def fast_generate(model, # a Hugging Face causal LM (PEFT-wrapped too)
     if n > 1: input_ids, attention_mask = input_ids.repeat_interleave(n, 0), attention_mask.repeat_interleave(n, 0)
     warpers = sampling_warpers(*(setting(k, v) for k, v in (("temperature", temperature), ("top_k", top_k),
                                                              ("top_p", top_p)))) if do_sample else None
-    eos, pad = _stop_ids(model, setting("eos_token_id", eos_token_id), setting("pad_token_id", pad_token_id))
+    eos, pad = stop_ids(model, setting("eos_token_id", eos_token_id), setting("pad_token_id", pad_token_id))
     if upcast is None: upcast = input_ids.device.type == "cpu" and not cpu_has_native_bf16()
     listeners = [f for f in (on_step, *GENERATION_LISTENERS) if f is not None]
     step = (lambda rows: [f(rows) for f in listeners]) if listeners else None

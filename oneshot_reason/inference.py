@@ -20,7 +20,7 @@ from transformers import AutoTokenizer, GenerationConfig, StoppingCriteria, Stop
 
 from .core import ENGINES, OneShotError, append_jsonl, is_main_process, set_seed
 from .data import build_prompt
-from .fastgen import fast_generate, fast_path_refusal
+from .fastgen import fast_generate, fast_path_refusal, stop_ids
 from .models import CT2_INSTALL, CT2_TOKENIZER, ctranslate2_folder, load_policy, plain_model_folder, prepare_tokenizer, tiny_path
 from .answers import extract_answer
 
@@ -49,9 +49,7 @@ def stop_token_ids(model_or_config, # a model (its `generation_config` is read),
                    tokenizer, # its tokenizer
                   ) -> list[int]:
     "The tokens that end a completion in every engine: the model's eos ids, then the tokenizer's eos when it is not among them."
-    config = getattr(model_or_config, "generation_config", model_or_config)
-    eos = getattr(config, "eos_token_id", None)
-    ids = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
+    ids, _ = stop_ids(None, config=getattr(model_or_config, "generation_config", model_or_config)) # the samplers' one reading
     if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in ids: ids.append(tokenizer.eos_token_id)
     return ids
 
