@@ -169,12 +169,13 @@ class M3POFields:
         "the paper's 0.1 (training collapses from 0.5)."})
     cross_path_temperature: float = field(default=0.1, metadata={"help": "M3PO softmax temperature T of the "
         "path similarities (paper: 0.1)."})
-    cross_path_mode: str = field(default="h3po", metadata={"help": "M3PO's form: 'h3po' (the default) is H3PO's code: the final hidden state before lm_head is blended (weights from its "
-        "cosine) on every path at every step, and the training log-probs are plain; 'paper' blends the next input "
+    cross_path_mode: str = field(default="h3po", metadata={"help": "M3PO's form: 'h3po' (the default) is H3PO's code: "
+        "the final hidden state before lm_head is blended (weights from its cosine) on every path at every step, and "
+        "the training log-probs are plain; 'paper' blends the next input "
         "embeddings of thinking paths (weights from their next-token distributions) and replays the blend in the "
         "training log-probs.",
-        "flag": {"help": "M3PO's form: paper (blend the next inputs of thinking paths, replayed in training) or h3po (H3PO's code: blend the "
-                 "hidden state before lm_head, plain training log-probs) (default: h3po)",
+        "flag": {"help": "M3PO's form: h3po (H3PO's code: blend the hidden state before lm_head, plain training "
+                 "log-probs; the default) or paper (blend the next inputs of thinking paths, replayed in training)",
                  "choices": CROSS_PATH_MODES, "accepted": "choose paper (the paper's blend of the next inputs) or h3po "
                  "(H3PO's code: the hidden state before lm_head)"}})
 
