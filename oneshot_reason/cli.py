@@ -109,7 +109,7 @@ def _dispatch(args: argparse.Namespace, # the parsed flags
         opts = load_options(config, interface="cli", **kw)
         opts._command = "oneshot-reason " + " ".join(argv)
         _quiet_libraries()
-        return train(opts, Console("json" if as_json else "quiet" if quiet else "normal"))
+        return train(opts, Console("json" if as_json else "quiet" if quiet else "normal", interface="cli"))
     if args.command == "eval":
         as_json = kw.pop("json")
         opts = make_options(EvalOptions, "cli", **kw) # checked before anything loads
@@ -174,6 +174,16 @@ _EVAL_COLUMN_FIXES = { # what eval says instead of a column argument it has no f
     "question_column=": "name the file's question column question, problem, query, input or prompt (eval reads those)",
     "answer_column=": "name the file's answer column answer, final_answer or ground_truth (eval reads those)"}
 
+# %% ../nbs/api/30_cli.ipynb #4f22eebd
+def _may_be_method_flag(words: list[str], # what argparse did not recognise
+                       ) -> bool:
+    "Whether an unrecognised word may be a method's own flag, which loading the methods (seconds) would declare: one the field table marks, or any with plug-ins installed."
+    from oneshot_reason.methods import plugin_methods
+    from oneshot_reason.options import trainer_fields
+    if plugin_methods(): return True
+    names = {w[2:].split("=")[0].replace("-", "_") for w in words if w.startswith("--")}
+    return any(trainer_fields().get(name, {}).get("option") for name in names)
+
 # %% ../nbs/api/30_cli.ipynb #b150e141
 def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
         ) -> int:
@@ -185,7 +195,7 @@ def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
     parser = build_parser(every_trainer_flag=every)
     try:
         args, extra = parser.parse_known_args(argv)
-        if extra and args.command == "train" and set(known_methods()) - {m.name for m in registered_methods()}:
+        if extra and args.command == "train" and set(known_methods()) - {m.name for m in registered_methods()} and _may_be_method_flag(extra):
             load_methods() # perhaps a method's own flag (--internal-layer): every method declares its flags as it loads
             parser = build_parser(); args, extra = parser.parse_known_args(argv)
         if extra: # the sub-command says it, with the nearest flag

@@ -32,10 +32,14 @@ def quiet_progress_bars() -> None:
 # %% ../nbs/api/28_console.ipynb #c40b089b
 class Console:
     "Where a run's messages go: 'normal' (lines, a bar on a terminal, the summary), 'quiet' (the summary) or 'json'."
-    def __init__(self, mode: str = "normal"): # 'normal', 'quiet' or 'json'
+    def __init__(self, mode: str = "normal", # 'normal', 'quiet' or 'json'
+                 interface: str = "python", # 'cli': warnings name the settings as flags (`--num-generations`, not `num_generations`)
+                ):
         if mode not in ("normal", "quiet", "json"): raise OneShotError(f"Console mode {mode!r}; use 'normal', 'quiet' or 'json'")
-        self.mode = mode
-        if mode != "normal": quiet_progress_bars() # the libraries' bars (loading weights, mapping datasets) print too
+        self.mode, self.interface = mode, interface
+        if mode != "normal": # the libraries' bars (loading weights, mapping datasets) and a model's first-use notes print too
+            quiet_progress_bars()
+            import oneshot_reason.models as models; models.ANNOUNCE = False
 
     def line(self, text: str) -> None:
         "A progress line (normal mode only; above the progress bar when there is one)."
@@ -45,6 +49,9 @@ class Console:
 
     def warn(self, text: str) -> None:
         "A warning on stderr, in every mode."
+        if self.interface == "cli":
+            from oneshot_reason.options import trainer_flags
+            text = cli_words(text, [*(f.name for f in option_fields(TrainOptions)), *trainer_flags()])
         if is_main_process(): print(f"oneshot-reason: warning: {text}", file=sys.stderr, flush=True)
 
     def summary(self, text: str, data: dict) -> None:
