@@ -29,12 +29,12 @@ from .options import SETTING_RANGES, range_problem, _kind, option_fields, TrainO
 
 # %% auto #0
 __all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'EXACT_BUCKETING_LOSS_TYPES', 'PRESETS',
-           'PRESET_REWARDS', 'PRESET_LORA', 'register_loss_type', 'loss_types', 'method_loss_type', 'OneShotConfig',
-           'add_config_fields', 'trainer_field_table', 'write_trainer_fields', 'check_generation_batch', 'check_ranges',
-           'check_oneshot_config', 'as_oneshot_config', 'model_config', 'model_num_layers', 'check_whole_groups',
-           'check_dynamic_sampling', 'bucketing_problem', 'check_length_bucketing', 'check_run', 'run_notes',
-           'register_preset', 'demo_settings', 'config_preset', 'preset_differences', 'preset_note', 'method_defaults',
-           'preset_table_differences', 'batch_layout']
+           'PRESET_REWARDS', 'PRESET_LORA', 'register_loss_type', 'loss_types', 'method_loss_type', 'cpu_busy',
+           'OneShotConfig', 'add_config_fields', 'trainer_field_table', 'write_trainer_fields',
+           'check_generation_batch', 'check_ranges', 'check_oneshot_config', 'as_oneshot_config', 'model_config',
+           'model_num_layers', 'check_whole_groups', 'check_dynamic_sampling', 'bucketing_problem',
+           'check_length_bucketing', 'check_run', 'run_notes', 'register_preset', 'demo_settings', 'config_preset',
+           'preset_differences', 'preset_note', 'method_defaults', 'preset_table_differences', 'batch_layout']
 
 # %% ../nbs/api/12_config.ipynb #1d8c60a7
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo") # TRL's; a method adds its own (`register_loss_type`)
@@ -60,6 +60,15 @@ def method_loss_type(algo: str, # the run's methods: 'grpo', 'm3po+luffy', ...
                     ) -> str:
     "The `loss_type` of a run of `algo` whose config names none: its first method's own (`TrainerMethod.loss_type`), else TRL's 'dapo'."
     return next((get_method(m).loss_type for m in parse_algo(algo) if get_method(m).loss_type), "dapo")
+
+# %% ../nbs/api/12_config.ipynb #838ee8a1
+def cpu_busy(load: float | None = None, # the 1-minute load average (default: `os.getloadavg`)
+             cores: int | None = None, # the CPU cores (default: `os.cpu_count`)
+            ) -> str | None:
+    "'load 4.9 on 2 cores' when other jobs keep every core busy (load >= cores), where torch's threads wait on each other; else None."
+    if load is None: load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    cores = cores or os.cpu_count() or 1
+    return f"load {load:.1f} on {cores} cores" if load >= cores else None
 
 # %% ../nbs/api/12_config.ipynb #f3fa3531
 @dataclass
@@ -97,8 +106,8 @@ class OneShotConfig(GRPOConfig):
     loss_type: str | None = field(default=None, metadata={"help": "Loss reduction: TRL's 'dapo', 'grpo', 'bnpo', "
         "'dr_grpo', ... or a method's own ('luffy'); default: the method's own (m3po: 'bnpo'), else TRL's 'dapo'."})
     torch_threads: int | None = field(default=None, metadata={"help": "torch's threads on a CPU, set when the config is "
-        "made; default: torch's own (one per core); the cpu-demo preset sets 1 unless OMP_NUM_THREADS is set, the "
-        "fastest for the tiny model (bench/threads.py)."})
+        "made; default: 1 when other jobs keep the CPU busy (load >= cores), else torch's own (one per core), unless "
+        "OMP_NUM_THREADS is set; the cpu-demo preset sets 1 (bench/threads.py)."})
     report_to: None | str | list[str] = field(default_factory=lambda: ["tensorboard"], metadata={"help":
         "Loggers: 'tensorboard' (default, under <output_dir>/runs), 'wandb', 'none', ..."})
 
@@ -109,6 +118,8 @@ class OneShotConfig(GRPOConfig):
         if self.gradient_checkpointing is None: self.gradient_checkpointing = bool(cuda and not self.use_cpu)
         if self.loss_type is None: self.loss_type = method_loss_type(self.algo)
         check_oneshot_config(self)
+        if self.use_cpu and self.torch_threads is None and not os.environ.get("OMP_NUM_THREADS") and cpu_busy():
+            self.torch_threads = 1 # a busy CPU: one thread is many times faster than two (bench/threads.py)
         if self.use_cpu and self.torch_threads: torch.set_num_threads(self.torch_threads)
         super().__post_init__()
 

@@ -233,7 +233,7 @@ def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_m
               ) -> list[str]:
     "The run's first console lines: method, preset, format, reward stack, LoRA and dtype; the batch layout when it is not one device's batch; the methods' notes."
     from oneshot_reason.rewards import reward_preset
-    from oneshot_reason.config import PRESETS, batch_layout, run_notes
+    from oneshot_reason.config import PRESETS, batch_layout, cpu_busy, run_notes
     stack = reward_preset(opts.reward_preset)
     own = PRESETS[opts.preset]().get("format", "xml")
     from oneshot_reason.models import lora_config
@@ -243,7 +243,8 @@ def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_m
     lines = [f"{config.algo} on {opts.model or 'tiny'}: preset {opts.preset}, format {opts.format}"
              + ("" if opts.format == own else f" (the preset's: {own})") + f", reward {opts.reward_preset} ("
              + ", ".join(f"{n} {w:g}" for n, w in zip(stack.names, stack.weights)) + f"){lora}" + (f", {dtype}" if dtype else "")
-             + (f", {_count(_torch_threads(), 'torch thread')}" if config.use_cpu else "")]
+             + (f", {_count(_torch_threads(), 'torch thread')}" if config.use_cpu else "")
+             + (f" (the CPU is busy: {busy})" if config.use_cpu and _torch_threads() == 1 and (busy := cpu_busy()) else "")]
     if "oneshot_xml" in stack.names and opts.format != "xml": # OneShotGRPO's tag reward under another layout
         lines.append(f"reward {opts.reward_preset}'s oneshot_xml pays for the xml format's tags, which format {opts.format} does not ask "
                      f"for: its weight goes only to completions that write them anyway ({opts.format}'s own stack: {FORMAT_REWARDS[opts.format]})")
