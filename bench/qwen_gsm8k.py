@@ -94,7 +94,7 @@ def checkpoint_steps(run: Path) -> list[int]:
 
 
 def stash(run: Path, state: Path, pending: list[int], commit: bool) -> None:
-    "Copy what a resume needs into the repository: the run folder's files, its newest complete checkpoint and the pending evaluations' checkpoints."
+    "Copy what a resume needs into the repository: the run folder's files, its newest complete checkpoint and the weights of those still to be evaluated."
     steps = checkpoint_steps(run)
     if not steps: return log(f"{run}: no complete checkpoint to stash")
     keep = sorted({steps[-1], *(s for s in pending if s in steps)})
@@ -102,7 +102,9 @@ def stash(run: Path, state: Path, pending: list[int], commit: bool) -> None:
     shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
     for f in run.iterdir():
         if f.is_file() and f.name != "run.lock": shutil.copy2(f, tmp / f.name)
-    for step in keep: shutil.copytree(run / f"checkpoint-{step}", tmp / f"checkpoint-{step}")
+    for step in keep: # the newest whole; a checkpoint kept only to be evaluated, without what a resume reads (optimizer, RNG, scheduler)
+        skip = () if step == steps[-1] else ("optimizer.pt", "scheduler.pt", "rng_state*.pth", "oneshot_resume_*.pt")
+        shutil.copytree(run / f"checkpoint-{step}", tmp / f"checkpoint-{step}", ignore=shutil.ignore_patterns(*skip))
     if state.exists(): git("rm", "-r", "-q", "--cached", "--ignore-unmatch", str(state.relative_to(ROOT))); shutil.rmtree(state)
     tmp.replace(state)
     mb = sum(f.stat().st_size for f in state.rglob("*") if f.is_file()) / 2**20
