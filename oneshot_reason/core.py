@@ -276,7 +276,10 @@ def _zip_problem(path: Path) -> str | None:
     return None
 
 _WEIGHTS = ("model.safetensors", "adapter_model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "adapter_model.bin")
-RESUME_STATE = ("optimizer.pt", "scheduler.pt", "rng_state*.pth") # besides the weights and trainer_state.json: what an exact resume reads
+# besides the weights and trainer_state.json, what an exact resume reads: by its usual name, the names it may have
+RESUME_STATE = {"optimizer.pt": ("optimizer.pt", "optimizer.bin", "optimizer_0", "global_step*"), # FSDP's, DeepSpeed's too
+                "scheduler.pt": ("scheduler.pt", "global_step*"), # DeepSpeed keeps it in its global_stepN/
+                "rng_state.pth": ("rng_state*.pth",)} # one per process
 
 # %% ../nbs/api/00_core.ipynb #225f8f94
 def checkpoint_problem(checkpoint: str | Path, # a checkpoint-N folder
@@ -291,8 +294,8 @@ def checkpoint_problem(checkpoint: str | Path, # a checkpoint-N folder
             if path == state and not (isinstance(value, dict) and isinstance(value.get("global_step"), int)): return "trainer_state.json has no global_step"
     except (ValueError, UnicodeDecodeError): return f"{path.name} is damaged (not valid JSON)"
     if not any((folder / name).exists() for name in _WEIGHTS): return "it holds no weights (model.safetensors)"
-    if (missing := next((n for n in RESUME_STATE if not any(folder.glob(n))), None)):
-        return f"incomplete: no {missing.replace('*', '')}, which an exact resume needs"
+    if (missing := next((n for n, names in RESUME_STATE.items() if not any(any(folder.glob(p)) for p in names)), None)):
+        return f"incomplete: no {missing}, which an exact resume needs"
     for path in sorted(folder.iterdir()):
         why = (_safetensors_problem(path) if path.suffix == ".safetensors" else
                _zip_problem(path) if path.suffix in (".pt", ".pth", ".bin") and path.is_file() else None)

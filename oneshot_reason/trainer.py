@@ -493,7 +493,8 @@ def train(self: OneShotTrainer,
     checkpoint = self._checkpoint_to_resume(resume_from_checkpoint)
     if checkpoint is not None:
         differ = settings_differences(checkpoint_settings(checkpoint), run_settings(self.args, **self.run_info))
-        if differ: warnings.warn(f"{checkpoint} was trained with other settings: {'; '.join(differ)}")
+        if differ: raise OneShotError(f"{checkpoint} was trained with other settings ({'; '.join(differ)}); resume with the checkpoint's "
+                                      "settings, or train into another output_dir") # its optimizer would keep the old ones
         if (checkpoint / "trainer_state.json").exists() and checkpoint_finished(checkpoint, self.args.max_steps):
             return self._resume_finished(checkpoint)
     start = checkpoint_step(checkpoint) if checkpoint else 0
