@@ -168,8 +168,18 @@ def _json_default(f) -> object:
     try: json.dumps(value); return value
     except (TypeError, ValueError): return str(value)
 
+def _field_choices(name: str, hint) -> list[str] | None:
+    "The values a field takes when they are a known list: an enum's (lr_scheduler_type, optim, ...), the loggers (report_to), the loss types."
+    import enum
+    if name == "report_to":
+        from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
+        return [*INTEGRATION_TO_CALLBACK, "all", "none"]
+    if name == "loss_type": return list(loss_types())
+    enums = [a for a in typing.get_args(hint) if isinstance(a, type) and issubclass(a, enum.Enum)]
+    return [e.value for e in enums[0]] if enums else None
+
 def trainer_field_table() -> dict[str, dict]:
-    "Every `OneShotConfig` field of TRL, this package and its methods: {name: {kind, default, help (its first sentence), option (a `train` option sets it)}}."
+    "Every `OneShotConfig` field of TRL, this package and its methods: {name: {kind, default, help (its first sentence), option (a `train` option sets it), choices (when known)}}."
     import re
     load_methods()
     options, builtin = {f.name for f in option_fields(TrainOptions)}, set(builtin_methods())
@@ -177,9 +187,14 @@ def trainer_field_table() -> dict[str, dict]:
         text = " ".join(str(text or "").split())
         first = re.split(r"\.\s+(?=[A-Z])", text)[0] if text else ""
         return (first if first.endswith(".") or not first else first + ".")[:160]
-    return {f.name: {"kind": _kind(f.type), "default": _json_default(f), "help": first_sentence(f.metadata.get("help")),
-                     "option": f.name in options}
-            for f in fields(OneShotConfig) if FIELD_OWNERS.get(f.name) in (None, *builtin)}
+    hints = typing.get_type_hints(OneShotConfig)
+    table = {}
+    for f in fields(OneShotConfig):
+        if FIELD_OWNERS.get(f.name) not in (None, *builtin): continue
+        table[f.name] = {"kind": _kind(f.type), "default": _json_default(f), "help": first_sentence(f.metadata.get("help")),
+                         "option": f.name in options}
+        if (choices := _field_choices(f.name, hints.get(f.name))) is not None: table[f.name]["choices"] = choices
+    return table
 
 # %% ../nbs/api/12_config.ipynb #caedfaa0
 def write_trainer_fields(path: str | Path | None = None, # None: the package's assets/trainer_fields.json

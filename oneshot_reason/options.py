@@ -322,6 +322,12 @@ def _check_trainer_fields(opts: TrainOptions) -> None:
         try: value = _convert(value, kind)
         except (ValueError, TypeError, AttributeError): raise _refuse(opts, f"trainer.{key}", given, f"expected {_KIND_WORDS[kind]}") from None
         if (what := range_problem(key, value)) is not None: raise _refuse(opts, f"trainer.{key}", given, f"expected {what}")
+        if (choices := known[key].get("choices")) and value is not None: # lr_scheduler_type, optim, report_to, loss_type, ...
+            for item in value if isinstance(value, list) else [value]:
+                if str(item) in choices: continue
+                shown = ", ".join(choices[:16]) + (f" and {len(choices) - 16} more" if len(choices) > 16 else "")
+                raise _refuse(opts, f"trainer.{key}", given, f"unknown {key.replace('_', ' ')} {str(item)!r}; choose one of {shown}"
+                              + _did_you_mean(str(item), choices))
         opts.trainer[key] = value
 
 # %% ../nbs/api/01_options.ipynb #63560cdb
