@@ -474,6 +474,13 @@ def _is_model_card(path: Path) -> bool:
     try: return "\n- oneshot_reason\n" in path.read_text(encoding="utf-8", errors="replace")[:2000]
     except OSError: return False
 
+# %% ../nbs/api/02_runfiles.ipynb #0764a8d3
+def _is_report(path: Path) -> bool:
+    "Whether an HTML file is a page `report` wrote (its style sheet's `osr-` classes near the top), not a user's."
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f: return ".osr-note{" in f.read(4000)
+    except OSError: return False
+
 # %% ../nbs/api/02_runfiles.ipynb #86e61e20
 def holds_run(output_dir: str | Path) -> bool:
     "Whether `output_dir` holds a run (its run.json, run_files.json, records, summary or a checkpoint-N), not only other files."
@@ -697,8 +704,13 @@ def check_output_folder(folder: str | Path, # where a command will write (create
 def report_output(run_dir: str | Path, # the run folder
                   output: str | Path = "report.html", # the page; a relative path is taken inside run_dir
                  ) -> Path:
-    "Where `report` writes, as an absolute path (a relative `run_dir` is resolved once, here); refused when that file is the user's (run_files.json lists it as there before the run)."
-    output = Path(run_dir).expanduser().absolute() / Path(output).expanduser() # an absolute `output` stays as it is
-    if output.parent.resolve() == Path(run_dir).resolve() and output.name in (_not_the_runs(Path(run_dir)) or set()):
+    "Where `report` writes, as an absolute path (a relative `run_dir` is resolved once, here); refused when that file is the user's (run_files.json lists it as there before the run), or may be (no list can be read)."
+    run_dir = Path(run_dir).expanduser()
+    output = run_dir.absolute() / Path(output).expanduser() # an absolute `output` stays as it is
+    if output.parent.resolve() != run_dir.resolve(): return output
+    theirs, problem = files_list(run_dir)
+    if output.name in (theirs or set()):
         raise SettingError(f"{output} is not the run's (its run_files.json lists it as there before the run); write the report elsewhere with --output PATH")
+    if theirs is None and output.exists() and holds_run(run_dir) and not _is_report(output):
+        raise SettingError(f"{output} cannot be proven the run's ({problem}, and run.json holds no copy of its list); write the report elsewhere with --output PATH")
     return output
