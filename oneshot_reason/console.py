@@ -93,8 +93,9 @@ def console_callback(console: Console, # where the lines go
             if self.started is None: self.started = now
             self.tokens += rows
             if self.bar is not None and now - self.shown >= 0.5:
-                rate = self.tokens / max(now - self.started, 1e-9)
-                self.bar.set_postfix_str(f"generating: {self.tokens:,} tokens, {rate:,.0f} tokens/s"); self.shown = now
+                elapsed = now - self.started
+                rate = f", {self.tokens / elapsed:,.0f} tokens/s" if elapsed >= 0.5 else "" # a rate once there is time to measure it
+                self.bar.set_postfix_str(f"generating: {self.tokens:,} tokens{rate}"); self.shown = now
         def on_train_begin(self, args, state, control, **kwargs):
             if console.mode == "normal" and state.is_world_process_zero and sys.stderr.isatty():
                 from tqdm.auto import tqdm
