@@ -301,6 +301,7 @@ class BupoMethod(TrainerMethod):
     phase_column: ClassVar[str] = "bupo_internal" # per-row flag: the batch was generated in phase 1
     settings = ("internal_layer", "iterative_steps", "internal_norm")
     config_fields = BupoFields # its OneShotConfig fields (above)
+    loss_type = "bnpo" # its script's token mean of each micro-batch (`loss_agg_mode="token-mean"`), unless the config names one
     demo_settings = {"iterative_steps": 5} # the offline demo: a third of its 15 steps on the internal layer, then the full model
     model_defaults = {"smollm2-135m": {"iterative_steps": 4}} # configs/real_model.yaml's bupo-synthetic
 

@@ -186,6 +186,7 @@ class LuffyMethod(TrainerMethod):
     demonstration_column: ClassVar[str] = "demonstration" # the training set's column of off-policy solutions
     settings = ("off_policy_gamma", "luffy_scale_rewards", "luffy_clip_on_policy")
     config_fields = LuffyFields # its OneShotConfig fields (above)
+    loss_type = "luffy" # LUFFY's own reduction (`luffy_reduction`), unless the config names one
 
 # %% ../nbs/api/20_luffy.ipynb #17390687
 @patch(cls_method=True)
