@@ -578,3 +578,14 @@ def health_timeline(events: Sequence[HealthEvent | dict], # what the checks repo
                       template="plotly_white", xaxis=dict(title="training step", range=[0.5, steps + 0.5]),
                       yaxis=dict(autorange="reversed"), height=160 + 60 * len(titles))
     return fig
+
+# %% ../nbs/api/25_viz.ipynb #1561b297
+_MOVED = {'write_report': 'oneshot_reason.report'} # a name earlier releases showed here -> the module it lives in now
+
+def __getattr__(name: str):
+    "A name that moved (`_MOVED`) still imports from here, with a DeprecationWarning naming its new place."
+    if name not in _MOVED: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+    from importlib import import_module
+    warnings.warn(f"{__name__}.{name} moved to {_MOVED[name]}; import it from there", DeprecationWarning, stacklevel=2)
+    return getattr(import_module(_MOVED[name]), name)
