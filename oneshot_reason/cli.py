@@ -114,7 +114,7 @@ def _dispatch(args: argparse.Namespace, # the parsed flags
         as_json = kw.pop("json")
         opts = make_options(EvalOptions, "cli", **kw) # checked before anything loads
         _quiet_libraries()
-        summary = evaluate(opts)
+        summary = evaluate(opts, progress=not as_json) # --json: the JSON alone
         print(json.dumps(summary, indent=2) if as_json else eval_text(summary))
         return summary
     if args.command == "report":

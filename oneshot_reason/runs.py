@@ -427,6 +427,7 @@ def engine_and_dtype(model: str, # the model's name or folder
 
 # %% ../nbs/api/29_runs.ipynb #1ab580af
 def evaluate(options: EvalOptions | None = None, # checked options (`make_options`); None: built from `flags`
+             *, progress: bool = True, # the generation's progress bar on stderr (`eval --json` turns it off)
              **flags, # the options as keyword arguments, named as `eval`'s flags (`EvalOptions`)
             ) -> dict:
     "Evaluate a model on a benchmark as `oneshot-reason eval` does; returns its summary with `counts` and the `files` written."
@@ -440,7 +441,7 @@ def evaluate(options: EvalOptions | None = None, # checked options (`make_option
     out = check_output_folder(out := eval_output_dir(o.model, o.output_dir), _setting(o, "output_dir", str(out)))
     result = evaluate_model(o.model, benchmark=o.benchmark, n_samples=o.n_samples, temperature=temperature, max_new_tokens=o.max_new_tokens,
                             batch_size=o.batch_size, limit=o.limit, format=format, data_path=o.data_path, output_dir=out, dtype=dtype,
-                            engine=engine)
+                            engine=engine, progress=progress)
     summary = {**result.to_dict(), "dtype": dtype}
     summary["counts"] = metric_counts(summary | {key: [r.get(key, []) for r in result.records] for key in ("correct", "strict")})
     records = result.output_path or out / f"{result.benchmark}.jsonl" # `<benchmark>-2.jsonl` beside an earlier evaluation's
