@@ -332,7 +332,9 @@ def generate_text(result: dict, # what `run_generate` returned
                  ) -> str:
     "What `oneshot-reason generate` prints: the completion and its answer, or, when the completion was cut at its limit, why there is none."
     how = f"({model}, {' '.join(s for s in (result.get('engine'), result['dtype']) if s)})"
-    if not result.get("truncated"): return "\n".join([result["completion"], "", f"answer: {result['answer']} {how}"])
+    if not result.get("truncated"):
+        found = result.get("answer") not in (None, "")
+        return "\n".join([result["completion"], "", f"answer: {result['answer']} {how}" if found else f"answer: none {how}: the completion gives no final answer"])
     last = f"; its last number, {result['answer']}, may be the start of a longer one" if result.get("answer") else ""
     return "\n".join([result["completion"], "", f"answer: none {how}: the completion was cut at its limit of {max_new_tokens} tokens "
                       f"before it ended, so the grader reads no answer{last}; raise --max-new-tokens"])
