@@ -67,6 +67,7 @@ def reward_means(entry: dict, # one logged step
 # %% ../nbs/api/15_health.ipynb #743165b8
 REPEATED_LINE_TIMES = 3 # a line written this many times or more is a loop
 MIN_LOOP_LINE = 2 # shorter lines (a lone bracket) may repeat innocently
+_MARKUP_LINE = re.compile(r"[^\w]*|\\(begin|end)\{[^}]*\}") # no letter or digit (`\[`, `\]`, `$$`, `---`), or a LaTeX environment's edge
 RUN_ON_CHARS = 40 # visible characters after the first complete answer that make a completion run on
 
 def repeated_line(text: str) -> tuple[str, int] | None:
@@ -74,7 +75,7 @@ def repeated_line(text: str) -> tuple[str, int] | None:
     counts = {}
     for line in text.splitlines():
         line = line.strip()
-        if len(line) >= MIN_LOOP_LINE: counts[line] = counts.get(line, 0) + 1
+        if len(line) >= MIN_LOOP_LINE and not _MARKUP_LINE.fullmatch(line): counts[line] = counts.get(line, 0) + 1
     if not counts: return None
     line = max(counts, key=counts.get)
     return (line, counts[line]) if counts[line] >= REPEATED_LINE_TIMES else None
