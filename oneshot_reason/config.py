@@ -25,16 +25,16 @@ from .data import FORMATS
 from .methods import (ALGO_PRESETS, builtin_methods, get_method, load_methods, on_register, parse_algo,
                                     registered_methods)
 from .models import resolve_model_source
-from .options import SETTING_RANGES, range_problem, _kind, option_fields, TrainOptions
+from .options import SETTING_RANGES, cpu_busy, range_problem, _kind, option_fields, TrainOptions
 
 # %% auto #0
 __all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'EXACT_BUCKETING_LOSS_TYPES', 'PRESETS',
-           'PRESET_REWARDS', 'PRESET_LORA', 'register_loss_type', 'loss_types', 'method_loss_type', 'cpu_busy',
-           'OneShotConfig', 'add_config_fields', 'trainer_field_table', 'write_trainer_fields',
-           'check_generation_batch', 'check_ranges', 'check_oneshot_config', 'as_oneshot_config', 'model_config',
-           'model_num_layers', 'check_whole_groups', 'check_dynamic_sampling', 'bucketing_problem',
-           'check_length_bucketing', 'check_run', 'run_notes', 'register_preset', 'demo_settings', 'config_preset',
-           'preset_differences', 'preset_note', 'method_defaults', 'preset_table_differences', 'batch_layout']
+           'PRESET_REWARDS', 'PRESET_LORA', 'register_loss_type', 'loss_types', 'method_loss_type', 'OneShotConfig',
+           'add_config_fields', 'trainer_field_table', 'write_trainer_fields', 'check_generation_batch', 'check_ranges',
+           'check_oneshot_config', 'as_oneshot_config', 'model_config', 'model_num_layers', 'check_whole_groups',
+           'check_dynamic_sampling', 'bucketing_problem', 'check_length_bucketing', 'check_run', 'run_notes',
+           'register_preset', 'demo_settings', 'config_preset', 'preset_differences', 'preset_note', 'method_defaults',
+           'preset_table_differences', 'batch_layout']
 
 # %% ../nbs/api/12_config.ipynb #1d8c60a7
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo") # TRL's; a method adds its own (`register_loss_type`)
@@ -60,15 +60,6 @@ def method_loss_type(algo: str, # the run's methods: 'grpo', 'm3po+luffy', ...
                     ) -> str:
     "The `loss_type` of a run of `algo` whose config names none: its first method's own (`TrainerMethod.loss_type`), else TRL's 'dapo'."
     return next((get_method(m).loss_type for m in parse_algo(algo) if get_method(m).loss_type), "dapo")
-
-# %% ../nbs/api/12_config.ipynb #838ee8a1
-def cpu_busy(load: float | None = None, # the 1-minute load average (default: `os.getloadavg`)
-             cores: int | None = None, # the CPU cores (default: `os.cpu_count`)
-            ) -> str | None:
-    "'load 4.9 on 2 cores' when other jobs keep every core busy (load >= cores), where torch's threads wait on each other; else None."
-    if load is None: load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    cores = cores or os.cpu_count() or 1
-    return f"load {load:.1f} on {cores} cores" if load >= cores else None
 
 # %% ../nbs/api/12_config.ipynb #f3fa3531
 @dataclass

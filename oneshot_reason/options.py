@@ -12,6 +12,7 @@ import difflib
 import functools
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -24,7 +25,7 @@ from .core import ENGINES, OneShotError, package_sources
 # %% auto #0
 __all__ = ['DTYPE_HELP', 'MODEL_NAMES', 'SETTING_RANGES', 'FORMAT_REWARDS', 'MODEL_DEFAULTS', 'EVAL_BATCH_SIZE', 'ENGINE_HELP',
            'TRAIN_GROUPS', 'TRAINER_FLAGS_SHOWN', 'TrainOptions', 'SettingError', 'method_flags', 'option_fields',
-           'range_problem', 'trainer_fields', 'trainer_flags', 'apply_model_defaults', 'model_format',
+           'range_problem', 'cpu_busy', 'trainer_fields', 'trainer_flags', 'apply_model_defaults', 'model_format',
            'fill_method_defaults', 'check_options', 'load_options', 'cli_words', 'EvalOptions', 'GenerateOptions',
            'make_options', 'add_flags', 'add_train_flags']
 
@@ -296,6 +297,15 @@ def range_problem(name: str, value) -> str | None:
     bound, excluded, what = SETTING_RANGES[name]
     if name == "max_steps" and value == -1: return None
     return what if not math.isfinite(value) or value < bound or (excluded and value == bound) else None
+
+# %% ../nbs/api/01_options.ipynb #b246af64
+def cpu_busy(load: float | None = None, # the 1-minute load average (default: `os.getloadavg`)
+             cores: int | None = None, # the CPU cores (default: `os.cpu_count`)
+            ) -> str | None:
+    "'load 4.9 on 2 cores' when other jobs keep every core busy (load >= cores), where torch's threads wait on each other; else None."
+    if load is None: load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    cores = cores or os.cpu_count() or 1
+    return f"load {load:.1f} on {cores} cores" if load >= cores else None
 
 # %% ../nbs/api/01_options.ipynb #f4d5a04c
 @functools.cache
