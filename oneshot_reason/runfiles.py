@@ -236,7 +236,9 @@ def _release(self: RunLock):
         try:
             removed = True
             try: os.unlink(self.path)
-            except PermissionError: removed = False; os.ftruncate(fd, 0) # Windows: emptied now, removed once closed
+            except PermissionError: # Windows: emptied now, removed once closed; elsewhere an unwritable folder: the lock
+                removed = False       # keeps naming this run, so the next one takes it over (an empty lock would read as a user's file)
+                if sys.platform == "win32": os.ftruncate(fd, 0)
             except FileNotFoundError: pass # the folder was deleted under the run
             if entry["os_locked"]: _os_unlock(fd)
         finally: os.close(fd)
