@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "qwen_gsm8k.json"
 RECORDS = ROOT / "bench" / "results" / "qwen_gsm8k"
 STATE = ROOT / "bench" / "state" / "qwen_gsm8k"
-RESUME_NEEDS = ("trainer_state.json", "optimizer.pt", "scheduler.pt", "adapter_model.safetensors") # and rng_state*.pth
 
 
 def log(message: str) -> None: print(time.strftime("%H:%M:%S"), message, flush=True)
@@ -49,13 +48,8 @@ def save_results(results: dict, commit: str | None = None) -> None:
     tmp.write_text(json.dumps(results, indent=1) + "\n"); tmp.replace(RESULTS)
     if commit:
         paths = [str(RESULTS.relative_to(ROOT)), str(RECORDS.relative_to(ROOT))]
-        for attempt in range(5): # another git command may hold the index for a moment
-            add = subprocess.run(["git", "-C", str(ROOT), "add", *paths], capture_output=True, text=True)
-            done = add.returncode == 0 and subprocess.run(["git", "-C", str(ROOT), "commit", "-q", "-m", commit, "--", *paths],
-                                                          capture_output=True, text=True).returncode == 0
-            if done: return
-            time.sleep(3)
-        log(f"could not commit {RESULTS.name} (left uncommitted)")
+        if git("add", *paths).returncode or git("commit", "-q", "-m", commit, "--", *paths).returncode:
+            log(f"could not commit {RESULTS.name} (left uncommitted)")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -88,9 +82,9 @@ def git(*args: str) -> subprocess.CompletedProcess:
 
 
 def checkpoint_steps(run: Path) -> list[int]:
-    "The steps of the run's complete checkpoints (everything an exact resume reads is there), oldest first."
-    def complete(c: Path) -> bool: return all((c / f).exists() for f in RESUME_NEEDS) and any(c.glob("rng_state*.pth"))
-    return sorted(int(c.name.split("-")[1]) for c in run.glob("checkpoint-*") if c.is_dir() and complete(c))
+    "The steps of the run's complete checkpoints (everything an exact resume reads: the package's `checkpoint_problem`), oldest first."
+    from oneshot_reason.core import checkpoint_problem
+    return sorted(int(c.name.split("-")[1]) for c in run.glob("checkpoint-*") if c.is_dir() and checkpoint_problem(c) is None)
 
 
 def stash(run: Path, state: Path, pending: list[int], commit: bool) -> None:
@@ -268,6 +262,12 @@ def completions_of(records: list[dict], n: int) -> list[dict]:
             for r in records[:n]]
 
 
+def eval_targets(cfg: dict) -> list[int]:
+    "The steps whose checkpoints are evaluated: 0 (the base model), every `eval_every`, and the last."
+    targets = list(range(0, cfg["max_steps"] + 1, cfg["eval_every"]))
+    return targets if targets[-1] == cfg["max_steps"] else targets + [cfg["max_steps"]]
+
+
 def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int | None, commit: bool, train: bool = True) -> None:
     "Train the experiment in the background and evaluate its checkpoints as they come (the base model first); `train=False`: only the checkpoints there."
     import torch
@@ -278,8 +278,7 @@ def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int | None, co
     e = results["experiments"].setdefault(name, {"evals": [], "steps": [], "timing": []})
     e["command"] = shlex.join(train_command(cfg, exp, run, data_dir, False))
     RECORDS.mkdir(parents=True, exist_ok=True)
-    targets = list(range(0, cfg["max_steps"] + 1, cfg["eval_every"]))
-    if targets[-1] != cfg["max_steps"]: targets.append(cfg["max_steps"])
+    targets = eval_targets(cfg)
     lock = threading.Lock()
     def saved(message: str | None = None): # the timing thread saves each step (with the steps' metrics); the evaluations also commit
         with lock:
@@ -342,7 +341,7 @@ def main():
         evals = load_results()["experiments"]
         for name in a.experiment or list(cfg["experiments"]):
             done = {v["step"] for v in evals.get(name, {}).get("evals", [])}
-            pending = [t for t in range(cfg["eval_every"], cfg["max_steps"] + 1, cfg["eval_every"]) if t not in done] + [cfg["max_steps"]]
+            pending = [t for t in eval_targets(cfg) if t > 0 and t not in done]
             run = Path(cfg["run_dir"]).expanduser() / name
             if run.is_dir(): stash(run, STATE / name, pending, a.commit)
         return
