@@ -472,9 +472,12 @@ def _is_adapter_folder(name_or_path) -> bool:
 
 # %% ../nbs/api/07_models.ipynb #fc2ad0ff
 def _adapter_base(path: Path) -> str:
-    "The base model an adapter folder was trained on."
+    "The base model an adapter folder was trained on: a named model's folder in some cache is read as the name (built here on first use)."
     base = json.loads((path / "adapter_config.json").read_text()).get("base_model_name_or_path")
     if not base: raise _not_loadable(str(path), "its adapter_config.json names no base model (base_model_name_or_path)")
+    folder = Path(base).expanduser()
+    if folder.is_absolute() and not folder.is_dir() and folder.parent.name == "models" and named_model(folder.name) is not None:
+        return folder.name # a run trained on another machine (or before this cache was emptied) names the named model's folder there
     return base
 
 # %% ../nbs/api/07_models.ipynb #ca710a84
