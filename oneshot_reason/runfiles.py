@@ -35,8 +35,8 @@ __all__ = ['RUN_LOCK', 'STAGING', 'RUN_FILES', 'FILES_LIST', 'RUN_WRITES', 'MANI
            'holder_alive', 'RunLockedError', 'RunLock', 'write_text_atomic', 'write_failure', 'out_of_space',
            'folder_bytes', 'free_bytes', 'size_text', 'unwritable_error', 'SaveError', 'save_error', 'saving_folder',
            'save_errors', 'files_list', 'holds_run', 'run_files', 'other_files', 'manifest_trainer_fields',
-           'run_manifest', 'manifest_differences', 'checkpoint_settings', 'checkpoint_differences', 'prepare_run_dir',
-           'clear_run', 'overwrite_run', 'eval_output_dir', 'check_output_folder', 'report_output']
+           'run_manifest', 'manifest_differences', 'checkpoint_settings', 'checkpoint_differences', 'precision_change',
+           'prepare_run_dir', 'clear_run', 'overwrite_run', 'eval_output_dir', 'check_output_folder', 'report_output']
 
 # %% ../nbs/api/02_runfiles.ipynb #b38d1ad3
 RUN_LOCK = "run.lock" # a run folder's lock file: there while a run is live, or after one was killed
@@ -602,6 +602,14 @@ def _names(paths: list[Path]) -> str:
     else: names += [f"{c}/" for c in checkpoints]
     return ", ".join(names)
 
+# %% ../nbs/api/02_runfiles.ipynb #07024587
+def precision_change(diffs: list[tuple[str, Any, Any]], # `manifest_differences` and `checkpoint_differences` of a resume
+                     manifest: dict, # `run_manifest` of the command
+                    ) -> tuple[str, str] | None:
+    "(the run's dtype, the command's) when a LoRA run's resume differs only in the dtype its frozen base computes in; None for any other difference."
+    if [k for k, _, _ in diffs] != ["dtype"] or not manifest.get("settings", {}).get("lora"): return None
+    return diffs[0][1], diffs[0][2]
+
 # %% ../nbs/api/02_runfiles.ipynb #19051b95
 def prepare_run_dir(opts: TrainOptions, # the run's options
                     manifest: dict, # `run_manifest` of the command
@@ -628,10 +636,16 @@ def prepare_run_dir(opts: TrainOptions, # the run's options
         for p, why in skipped: warnings.warn(f"{p} is skipped ({why}); resuming from {checkpoint.name}")
         diffs = manifest_differences(_read_run_json(out), manifest) if (out / "run.json").is_file() else []
         diffs += [d for d in checkpoint_differences(checkpoint, manifest) if d[0] not in {k for k, _, _ in diffs}] # with or without run.json
+        if (change := precision_change(diffs, manifest)) is not None and str(opts.dtype).lower() != "auto": # asked for: said, not refused
+            warnings.warn(f"{resume}: the run computed in {change[0]} and computes in {change[1]} from here: its LoRA adapters and optimizer "
+                          f"state, float32 in both, continue exactly, its arithmetic does not ({_setting(opts, 'dtype', change[0])} keeps it)")
+            diffs = []
         if diffs:
             named = "; ".join(f"{_name(opts, k)}: {a!r} in the run, {b!r} now" for k, a, b in diffs)
             raise SettingError(f"{resume}: {folder} holds a run with other settings ({named}); "
-                               f"repeat the run's settings to continue it, train into another folder, or start afresh with {overwrite}")
+                               f"repeat the run's settings to continue it, train into another folder, or start afresh with {overwrite}"
+                               + (f"; a LoRA run may go on in another dtype when asked ({_setting(opts, 'dtype', change[1])}: adapters and "
+                                  "optimizer exact, arithmetic not)" if change is not None else ""))
         return checkpoint
     if found and not opts.overwrite:
         if checkpoint is None and skipped:
