@@ -87,22 +87,34 @@ def checkpoint_steps(run: Path) -> list[int]:
     return sorted(int(c.name.split("-")[1]) for c in run.glob("checkpoint-*") if c.is_dir() and checkpoint_problem(c) is None)
 
 
+STASH_BUDGET_MB = 190 # what one submission may add: its diffs count a binary file about 1.3x its size, and at most 256 MiB land
+
+
 def stash(run: Path, state: Path, pending: list[int], commit: bool) -> None:
-    "Copy what a resume needs into the repository: the run folder's files, its newest complete checkpoint and the weights of those still to be evaluated."
+    """Add what a resume needs to the repository: the run folder's files, its newest complete checkpoint and the weights of those still to be evaluated.
+
+    Checkpoints stashed before stay: deleting one costs a submission's diff budget as much as adding it, so replacing
+    the stash (a delete and an add, about 270 MB of diffs) made a whole session's submission too big to land. A
+    checkpoint already stashed is not copied again; a stash past `STASH_BUDGET_MB` is refused."""
     steps = checkpoint_steps(run)
     if not steps: return log(f"{run}: no complete checkpoint to stash")
-    keep = sorted({steps[-1], *(s for s in pending if s in steps)})
-    tmp = state.with_name(state.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
-    for f in run.iterdir():
-        if f.is_file() and f.name != "run.lock": shutil.copy2(f, tmp / f.name)
-    for step in keep: # the newest whole; a checkpoint kept only to be evaluated, without what a resume reads (optimizer, RNG, scheduler)
-        skip = () if step == steps[-1] else ("optimizer.pt", "scheduler.pt", "rng_state*.pth", "oneshot_resume_*.pt")
-        shutil.copytree(run / f"checkpoint-{step}", tmp / f"checkpoint-{step}", ignore=shutil.ignore_patterns(*skip))
-    if state.exists(): git("rm", "-r", "-q", "--cached", "--ignore-unmatch", str(state.relative_to(ROOT))); shutil.rmtree(state)
-    tmp.replace(state)
-    mb = sum(f.stat().st_size for f in state.rglob("*") if f.is_file()) / 2**20
-    log(f"stashed {run.name}'s checkpoints {keep} and run files in {state.relative_to(ROOT)} ({mb:.0f} MB)")
+    there = sorted(int(c.name.split("-")[1]) for c in state.glob("checkpoint-*") if c.is_dir()) # whole or weights only
+    keep = [s for s in sorted({steps[-1], *(s for s in pending if s in steps)}) if s not in there]
+    resume_files = ("optimizer.pt", "scheduler.pt", "rng_state*.pth", "oneshot_resume_*.pt")
+    adds = {step: [f for f in (run / f"checkpoint-{step}").rglob("*") if f.is_file() and
+                   (step == steps[-1] or not any(f.match(p) for p in resume_files))] for step in keep}
+    mb = sum(f.stat().st_size for fs in adds.values() for f in fs) / 2**20
+    if mb * 1.3 > STASH_BUDGET_MB:
+        raise SystemExit(f"stashing checkpoints {keep} adds {mb:.0f} MB (about {mb * 1.3:.0f} MB of diffs), over the {STASH_BUDGET_MB} MB "
+                         "one submission can carry: evaluate the pending checkpoints first, or stash fewer")
+    state.mkdir(parents=True, exist_ok=True)
+    for f in run.iterdir(): # the run's own files, small: replaced
+        if f.is_file() and f.name != "run.lock": shutil.copy2(f, state / f.name)
+    for step, files in adds.items(): # the newest whole; a checkpoint kept only to be evaluated without what a resume reads
+        for f in files:
+            dest = state / f"checkpoint-{step}" / f.relative_to(run / f"checkpoint-{step}")
+            dest.parent.mkdir(parents=True, exist_ok=True); shutil.copy2(f, dest)
+    log(f"stashed {run.name}'s checkpoints {keep} and run files in {state.relative_to(ROOT)} (+{mb:.0f} MB; {there} kept)")
     if commit:
         git("add", "-f", str(state.relative_to(ROOT)))
         git("commit", "-q", "-m", f"bench: qwen_gsm8k {run.name}'s state at step {steps[-1]}, kept in the repository for the next session",
@@ -132,6 +144,7 @@ def train_command(cfg: dict, exp: dict, run: Path, data_dir: Path, resume: bool)
             "--output-dir", str(run), "--config", str(shape), "--n-eval", "0", "--quiet", "--resume" if resume else "--overwrite"]
     for key, flag in (("demo_column", "--demo-column"),):
         if key in exp: args += [flag, str(exp[key])]
+    if cfg.get("train_dtype"): args += ["--dtype", str(cfg["train_dtype"])] # asked for: a resume may change it (adapters exact)
     return args
 
 
