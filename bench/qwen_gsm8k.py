@@ -148,6 +148,12 @@ def train_command(cfg: dict, exp: dict, run: Path, data_dir: Path, resume: bool)
     return args
 
 
+def _run_dtype(run: Path) -> str | None:
+    "The dtype the run's trainer computes in, as its run.json records it (rewritten by each resume); None before there is one."
+    try: return json.loads((run / "run.json").read_text())["settings"].get("dtype")
+    except (OSError, ValueError, KeyError): return None
+
+
 def live_trainer(run: Path) -> int | None:
     "The pid of a trainer that holds the run folder's lock and is alive (started by an earlier call of this script), or None."
     from oneshot_reason.runfiles import RUN_LOCK, holder_alive
@@ -160,6 +166,7 @@ class Trainer:
     "The experiment's `oneshot-reason train` in the background (resumed from its newest checkpoint, or the one already running), and a thread timing its steps."
     def __init__(self, cfg: dict, exp: dict, run: Path, data_dir: Path, threads: int, timing: list[dict], saved):
         self.run, self.timing, self.threads, self.saved, self.proc = run, timing, threads, saved, None
+        self.dtype = _run_dtype(run) # what the trainer computes in (a resume may change it: run.json records it)
         if (pid := live_trainer(run)) is not None: # this script was restarted while its trainer went on: follow that one
             log(f"following the trainer already running on {run} (pid {pid})")
             self.pid = pid
@@ -190,7 +197,7 @@ class Trainer:
             if now > last:
                 c1 = cpu_seconds(self.pid)
                 self.timing.append({"step": now, "wall_seconds": round(time.time() - t0, 1), "cpu_seconds": round(c1 - c0, 1),
-                                    "load": round(load, 2), "threads": self.threads, "steps_in_interval": now - last})
+                                    "load": round(load, 2), "threads": self.threads, "dtype": self.dtype, "steps_in_interval": now - last})
                 log(f"step {now}: {time.time() - t0:.0f} s wall, {c1 - c0:.0f} CPU-s, load {load:.1f}")
                 self.saved()
                 last, t0, c0, load = now, time.time(), c1, os.getloadavg()[0]
@@ -204,6 +211,13 @@ class Trainer:
             time.sleep(10)
 
 
+def isa() -> str:
+    "The instruction sets that decide CTranslate2's int8 kernels here ('avx512_vnni', else 'avx2'): its int8 text can differ between them."
+    from engine import machine
+    m = machine()
+    return "avx512_vnni" if m["avx512_vnni"] else "avx2"
+
+
 def evaluate_source(cfg: dict, source: str, out: Path, data_dir: Path) -> dict:
     "The held-out evaluation of a model or checkpoint, with the config's engine; its summary and records."
     from oneshot_reason.evaluate import evaluate
@@ -215,7 +229,7 @@ def evaluate_source(cfg: dict, source: str, out: Path, data_dir: Path) -> dict:
     s = result.to_dict()
     return {"strict": s["metrics"]["strict_pass@1"], "lenient": s["metrics"]["pass@1"], "n": s["n_problems"],
             "truncated": s["n_truncated"], "new_tokens": s["new_tokens"], "tokens_per_second": s["tokens_per_second"],
-            "seconds": s["seconds"], "engine": s["engine"], "dtype": s["dtype"], "load": round(load, 2),
+            "seconds": s["seconds"], "engine": s["engine"], "dtype": s["dtype"], "load": round(load, 2), "isa": isa(),
             "verdicts_strict": "".join("1" if r["strict"][0] else "0" for r in result.records),
             "verdicts_lenient": "".join("1" if r["correct"][0] else "0" for r in result.records)}, result.records
 
@@ -257,12 +271,21 @@ def training_steps(run: Path, format: str) -> list[dict]:
 
 
 def summarise(results: dict, cfg: dict) -> None:
-    "Per experiment: the change of strict and lenient accuracy from step 0 to its newest evaluation, paired over the problems."
+    """Per experiment: the change of strict and lenient accuracy from step 0 to its newest evaluation, paired over the problems.
+
+    Both ends come from one instruction set (`isa`): CTranslate2's int8 kernels differ between AVX512-VNNI and AVX2, and
+    the same checkpoint-10 weights evaluated on each gave 37 of 300 verdicts apart. Without a step-0 evaluation on the
+    newest evaluation's instruction set there is no table (`table_pending` says why)."""
     for name, e in results["experiments"].items():
         evals = sorted(e.get("evals", []), key=lambda v: v["step"])
         if len(evals) < 2: continue
-        first, last = evals[0], evals[-1]
-        e["table"] = {"from_step": first["step"], "to_step": last["step"], "complete": last["step"] == cfg["max_steps"]}
+        last = evals[-1]
+        first = next((v for v in evals if v["step"] == 0 and v.get("isa") == last.get("isa")), None)
+        if first is None:
+            e.pop("table", None); e["table_pending"] = f"step {last['step']} was evaluated on {last.get('isa')}, step 0 not yet there"
+            continue
+        e.pop("table_pending", None)
+        e["table"] = {"from_step": 0, "to_step": last["step"], "isa": last.get("isa"), "complete": last["step"] == cfg["max_steps"]}
         for kind in ("strict", "lenient"):
             before = [c == "1" for c in first[f"verdicts_{kind}"]]
             after = [c == "1" for c in last[f"verdicts_{kind}"]]
@@ -311,13 +334,14 @@ def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int | None, co
 def evaluate_all(cfg: dict, name: str, run: Path, data_dir: Path, targets: list[int], trainer, results: dict, e: dict, saved, commit: bool):
     "Evaluate each target step's checkpoint as it appears (step 0: the base model), saving the results after each."
     import torch
-    for step in targets:
-        if any(v["step"] == step for v in e["evals"]): continue
+    here = isa()
+    for step in targets: # step 0 once on each instruction set (the pairs' other end); a checkpoint once
+        if any(v["step"] == step and (step > 0 or v.get("isa") == here) for v in e["evals"]): continue
         if step > 0 and trainer is not None: trainer.wait_for(step)
         source = cfg["model"] if step == 0 else str(run / f"checkpoint-{step}")
         log(f"{name}: evaluating step {step} ({source}) on {cfg['heldout']['n']} held-out problems")
         summary, records = evaluate_source(cfg, source, run.parent / f"{name}-eval-step{step}", data_dir)
-        with gzip.open(RECORDS / f"{name}_step{step}.jsonl.gz", "wt", encoding="utf-8") as f:
+        with gzip.open(RECORDS / f"{name}_step{step}_{here}.jsonl.gz", "wt", encoding="utf-8") as f:
             for r in records: f.write(json.dumps(r) + "\n")
         e["evals"] = sorted(e["evals"] + [{"step": step, **summary}], key=lambda v: v["step"])
         if step == 0: e["before"] = completions_of(records, cfg["keep_completions"])
