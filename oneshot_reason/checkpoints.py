@@ -19,14 +19,16 @@ from types import SimpleNamespace
 import torch
 from fastcore.basics import patch
 from torch import nn
+from transformers import set_seed
 from transformers.integrations import TensorBoardCallback
 from transformers.trainer_callback import TrainerCallback, TrainerState
 from transformers.trainer_utils import TrainOutput
 from trl import GRPOTrainer
 
 from .config import OneShotConfig
-from .core import OneShotError, _jsonl_problem, last_complete_checkpoint, setting_value
-from .runfiles import CHECKPOINT_SETTINGS, checkpoint_settings, folder_bytes, free_bytes, saving_folder, size_text
+from .core import RESUME_STATE, OneShotError, _jsonl_problem, last_complete_checkpoint, setting_value
+from .runfiles import (CHECKPOINT_SETTINGS, checkpoint_settings, folder_bytes, free_bytes, last_resumable_checkpoint,
+                                     missing_resume_state, saving_folder, size_text, weights_only_problem)
 from .methods import get_method, parse_algo
 
 # %% auto #0
@@ -131,6 +133,7 @@ def settings_differences(saved: dict, # `checkpoint_settings(...)`
 # %% ../nbs/api/17_checkpoints.ipynb #05b31a65
 class CheckpointMixin:
     "Saving, rotating and loading checkpoints on the trainer (`OneShotTrainer` inherits it): what lives between steps, written whole or not at all."
+    resume_weights_only: bool | str = False # True, or the setting as the user gave it (for the message): a resume may go on from the weights and trainer state alone
 
 
 # %% ../nbs/api/17_checkpoints.ipynb #684e20ff
@@ -207,8 +210,9 @@ def _save_final(self: CheckpointMixin):
 # %% ../nbs/api/17_checkpoints.ipynb #68381aa6
 @patch
 def _load_rng_state(self: CheckpointMixin, checkpoint):
-    "TRL's RNG states, then what lived between steps (saved by `_save_checkpoint`)."
-    GRPOTrainer._load_rng_state(self, checkpoint)
+    "TRL's RNG states (from the seed instead, resuming from the weights alone), then what lived between steps (saved by `_save_checkpoint`)."
+    if checkpoint is not None and getattr(self, "_resume_without", None): set_seed(self.args.seed)
+    else: GRPOTrainer._load_rng_state(self, checkpoint)
     if checkpoint is None: return
     path = Path(checkpoint) / f"oneshot_resume_{self.args.process_index}.pt"
     if not path.exists(): # saved before these files existed: the counter follows from the step
@@ -225,7 +229,10 @@ def _load_rng_state(self: CheckpointMixin, checkpoint):
 # %% ../nbs/api/17_checkpoints.ipynb #111256fa
 @patch
 def _load_optimizer_and_scheduler(self: CheckpointMixin, checkpoint):
-    "TRL's, except that CPU processes load the optimizer state to 'cpu' (`transformers` asks for 'cpu:0', which torch.load rejects)."
+    "TRL's, except that CPU processes load the optimizer state to 'cpu' (`transformers` asks for 'cpu:0', which torch.load rejects); none of it, saying so, resuming from the weights alone."
+    if checkpoint is not None and getattr(self, "_resume_without", None): # from the weights alone: both start afresh
+        if self.accelerator.is_main_process: warnings.warn(self._not_exact_note(Path(checkpoint)))
+        return
     if checkpoint is None or self.args.world_size == 1 or self.args.device.type != "cpu":
         return GRPOTrainer._load_optimizer_and_scheduler(self, checkpoint)
     load = torch.load
@@ -271,22 +278,43 @@ def _say(self: CheckpointMixin, message: str):
     "Print one line from the main process."
     if self.accelerator.is_main_process: print(message, flush=True)
 
+# %% ../nbs/api/17_checkpoints.ipynb #0a5aa1a5
+def _weights_only_setting(trainer) -> str:
+    "`resume_weights_only` as the user gave it: the words `runs` set, else the Python argument."
+    return trainer.resume_weights_only if isinstance(trainer.resume_weights_only, str) else "resume_weights_only=True"
+
+# %% ../nbs/api/17_checkpoints.ipynb #cea66525
+@patch
+def _not_exact_note(self: CheckpointMixin, checkpoint: Path) -> str:
+    "The line a resume from the weights alone says: what `checkpoint` lacks, what starts afresh, what is left unused, which checkpoint resumes exactly."
+    missing, setting = self._resume_without, _weights_only_setting(self)
+    unused, exact = [n for n in RESUME_STATE if n not in missing], _newest_checkpoint(self.args.output_dir)
+    return (f"{setting}: {checkpoint.name} has no {' or '.join(missing)}, so this resume is not exact: its weights and step "
+            f"{self.state.global_step} go on, the optimizer and the learning-rate schedule start afresh and the random numbers from "
+            f"seed {self.args.seed}" + (f" (its {' and '.join(unused)} left unused)" if unused else "")
+            + (f"; without {setting} the run resumes exactly from {exact.name}" if exact is not None
+               else "; no checkpoint of the run is complete, so none resumes exactly"))
+
 # %% ../nbs/api/17_checkpoints.ipynb #37b8a2a4
 @patch
 def _checkpoint_to_resume(self: CheckpointMixin,
                           resume_from_checkpoint: str | bool | None, # True for the newest complete checkpoint, or a path
                          ) -> Path | None:
-    "The checkpoint folder `train` resumes from, or None for a fresh run."
-    checkpoint = resume_from_checkpoint
+    "The checkpoint folder `train` resumes from, or None for a fresh run; with `resume_weights_only`, what it lacks of an exact resume is noted."
+    checkpoint, weights_only = resume_from_checkpoint, bool(self.resume_weights_only)
     if checkpoint is True:
         skipped = [] # damaged ones, each also warned about
-        checkpoint = last_complete_checkpoint(self.args.output_dir, skipped) if Path(self.args.output_dir).is_dir() else None
+        checkpoint = last_resumable_checkpoint(self.args.output_dir, skipped, weights_only) if Path(self.args.output_dir).is_dir() else None
         if checkpoint is None:
             why = f" ({'; '.join(f'{p.name}: {w}' for p, w in skipped)})" if skipped else ""
-            raise OneShotError(f"resume_from_checkpoint=True but {self.args.output_dir} has no complete checkpoint-N folder{why}; "
+            what = "checkpoint-N folder with whole weights and trainer state" if weights_only else "complete checkpoint-N folder"
+            raise OneShotError(f"resume_from_checkpoint=True but {self.args.output_dir} has no {what}{why}; "
                                "train without resuming or pass a checkpoint path")
     elif checkpoint and not Path(checkpoint).is_dir():
         raise OneShotError(f"checkpoint {checkpoint} does not exist; pass a checkpoint-N folder or resume_from_checkpoint=True")
+    elif checkpoint and weights_only and (why := weights_only_problem(checkpoint)) is not None:
+        raise OneShotError(f"{_weights_only_setting(self)}: {checkpoint} cannot be resumed from ({why}); pass another checkpoint-N folder")
+    self._resume_without = missing_resume_state(checkpoint) if checkpoint and weights_only else []
     return Path(checkpoint) if checkpoint else None
 
 # %% ../nbs/api/17_checkpoints.ipynb #fb0e5aca

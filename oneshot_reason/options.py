@@ -61,6 +61,7 @@ class TrainOptions:
     seed: int = _opt(0, "one seed for data order, sampling and initialisation")
     output_dir: str = _opt("outputs/run", "the run's folder: checkpoints, logs, completions.jsonl, final/, summary.json (one run per folder)")
     resume: bool = _opt(False, "continue the run in --output-dir from its newest checkpoint (with the same settings)")
+    resume_weights_only: bool = _opt(False, "continue the run in --output-dir from its newest checkpoint that holds the weights and trainer_state.json, even without its optimizer, scheduler or RNG state, which then start afresh: not an exact resume, and it says so (implies --resume)")
     overwrite: bool = _opt(False, "delete the run in --output-dir (checkpoints, logs, results) and start afresh")
     lora: int | None = _opt(None, "LoRA rank (alpha = 2 x rank; m3po keeps its rank-stabilised scaling); 0 trains all weights (default: the preset's: 32 for m3po, else all weights)")
     dtype: str = _opt("auto", DTYPE_HELP)
@@ -360,6 +361,15 @@ def _check_paths(opts: TrainOptions) -> None:
         raise SettingError(f"{_setting(opts, 'resume', True)} and {_setting(opts, 'overwrite', True)}: choose one "
                            "(continue the run, or delete it and start afresh)")
 
+# %% ../nbs/api/01_options.ipynb #e0cb9ed8
+def _check_resume(opts: TrainOptions) -> None:
+    "`resume_weights_only` is a resume: it sets `resume`; with `overwrite`, one line naming both settings as the user gave them."
+    if not opts.resume_weights_only: return
+    if opts.overwrite:
+        raise SettingError(f"{_setting(opts, 'resume_weights_only', True)} and {_setting(opts, 'overwrite', True)}: choose one "
+                           "(continue the run from its newest weights, or delete it and start afresh)")
+    opts.resume = True
+
 # %% ../nbs/api/01_options.ipynb #bf5bfbd0
 def _check_eval_benchmark(opts: TrainOptions) -> None:
     "`eval_benchmark`: a benchmark name (lower-cased) or an existing data file; else one line with the accepted names."
@@ -473,6 +483,7 @@ def check_options(opts: TrainOptions, # options from `load_options` or built dir
     "Check and convert every option (types, ranges, files, registry names, `trainer:` fields), fill the method's defaults; returns `opts`."
     if not hasattr(opts, "_sources"): opts._sources, opts._interface, opts._config_path = {}, "python", None
     _check_values(opts)
+    _check_resume(opts)
     _check_paths(opts)
     _check_choices(opts)
     _check_trainer_fields(opts)

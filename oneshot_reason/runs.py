@@ -378,6 +378,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     trainer = OneShotTrainer(model, rewards, args=config, train_dataset=train, processing_class=tokenizer,
                              run_info=dict(model=opts.model or "tiny", dataset=opts.data_path or opts.dataset or "synthetic",
                                            reward_preset=summary["reward_preset"], dtype=manifest["settings"].get("dtype")))
+    if opts.resume_weights_only: trainer.resume_weights_only = _setting(opts, "resume_weights_only", True) # named so when it says how it is not exact
     _record_choices(out, manifest, opts, trainer)
     _use_console(trainer, console)
     clock = RunClock(out, start, resumed=checkpoint is not None); trainer.add_callback(clock.callback())
