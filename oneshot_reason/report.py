@@ -184,10 +184,17 @@ def _evaluation_section(page: _Page, run_dir: Path):
 # %% ../nbs/api/27_report.ipynb #2fa2612c
 _SAMPLE_CHARS = 2000 # characters of a training completion shown in the report
 
+# %% ../nbs/api/27_report.ipynb #9e51b74c
+def _run_methods(run_dir: Path) -> list:
+    "The classes of the run's methods, as its run.json's `algo` names them (only those imported); every method's for a folder without it."
+    run = (_read_run_json(run_dir / "run.json") or {}) if (run_dir / "run.json").exists() else {} # damaged: said once
+    algo = (run.get("settings") or {}).get("algo")
+    return methods_named(str(algo).split("+") if algo else known_methods()) # a method not installed here: left out
+
 # %% ../nbs/api/27_report.ipynb #a5c07885
 def _figures_section(page: _Page, run_dir: Path, completions):
-    "Each method's own figures (`report_figures`): a heading (`<h2>`) or a figure, with a note where it cannot be drawn."
-    for method in methods_named(known_methods()): # each method finds its own traces in the run's files
+    "Each of the run's methods' own figures (`report_figures`): a heading (`<h2>`) or a figure, with a note where it cannot be drawn."
+    for method in _run_methods(run_dir): # each method finds its own traces in the run's files
         for item in method.report_figures(run_dir, completions):
             if isinstance(item, str): page.add(f"<h2>{html.escape(item)}</h2>")
             else: page.attempt(*item)

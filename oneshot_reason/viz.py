@@ -464,9 +464,7 @@ def cross_path_lines(source: Any, # (T, G, G) weights, a group's records, or a r
     return fig
 
 # %% ../nbs/api/25_viz.ipynb #4075429f
-from .bupo import PAPER_SITES, SITES
-
-ENTROPY_SITES = dict(zip(PAPER_SITES, ("input residual", "attention output", "MLP output", "output residual"))) # the sites the paper draws -> legend name
+ENTROPY_SITES = {"input": "input residual", "attention": "attention output", "mlp": "MLP output", "output": "output residual"} # bupo.PAPER_SITES -> legend name
 ENTROPY_COMPONENTS = {"layer": "layer: H(out) - H(in)", "attention": "attention", "mlp": "MLP"} # component of Delta H -> legend name
 
 # %% ../nbs/api/25_viz.ipynb #96b8314c
@@ -489,7 +487,9 @@ def entropy_flow_figure(df: pd.DataFrame, # columns layer, site (input, attentio
                         y_title: str = "entropy (nats)", # the y axis label
                        ) -> go.Figure:
     "Per-layer entropy of softmax(lm_head(.)) at the four sites of each layer, one curve per site."
-    if "site" in df.columns: df = df[~df["site"].isin(set(SITES) - set(PAPER_SITES))] # bupo.entropy_flow's extra sites, used only for Delta H
+    if "site" in df.columns and not df["site"].isin(ENTROPY_SITES).all():
+        from oneshot_reason.bupo import SITES # here, not at the top: bupo loads TRL
+        df = df[~df["site"].isin(set(SITES) - set(ENTROPY_SITES))] # bupo.entropy_flow's extra sites, used only for Delta H
     data = _tidy(df, "site", "entropy", ENTROPY_SITES, "entropy_flow_figure")
     methods = list(pd.unique(data["method"])) if "method" in data else [None]
     fig = go.Figure()
