@@ -13,15 +13,15 @@ import random
 import sys
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np # torch is imported where it is used: reading options and run folders needs none of it
 if TYPE_CHECKING: import torch
 
 # %% auto #0
 __all__ = ['ENGINES', 'RESUME_STATE', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype', 'compute_dtype',
-           'chat_text', 'as_number', 'package_sources', 'local_data_dir', 'append_jsonl', 'iter_jsonl', 'read_jsonl',
-           'setting_value', 'read_json', 'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem',
+           'chat_text', 'as_number', 'package_sources', 'moved_names', 'local_data_dir', 'append_jsonl', 'iter_jsonl',
+           'read_jsonl', 'setting_value', 'read_json', 'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem',
            'last_complete_checkpoint', 'is_main_process', 'world_size']
 
 # %% ../nbs/api/00_core.ipynb #fcc57688
@@ -140,6 +140,21 @@ def package_sources() -> list[tuple[str, str, str]]:
         found.append((notebook.group(1) if notebook else path.name, f"oneshot_reason.{path.stem}", text))
     return [(module, notebook, text) for notebook, module, text in sorted(found)]
 
+
+# %% ../nbs/api/00_core.ipynb #94c0ecfd
+import importlib
+
+def moved_names(module: str, # the module the names moved from: its `__name__`
+                moved: dict[str, str], # old name -> its new place: 'new.module', or 'new.module:new_name' when renamed
+               ) -> Callable[[str], Any]:
+    "A module's `__getattr__` that gives each name of `moved` from its new place, with a DeprecationWarning naming it."
+    def __getattr__(name: str):
+        if name not in moved: raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        new_module, _, new_name = moved[name].partition(":")
+        place = new_module if new_name in ("", name) else f"{new_module}.{new_name}"
+        warnings.warn(f"{module}.{name} moved to {place}; import it from there", DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(new_module), new_name or name)
+    return __getattr__
 
 # %% ../nbs/api/00_core.ipynb #46fe3bd8
 def local_data_dir() -> Path | None:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 from fastcore.basics import patch
 
-from .core import OneShotError, chat_text
+from .core import OneShotError, chat_text, moved_names
 from .data import _BRACES
 from .answers import _parse_number
 from .grading import _SymbolicTimeout, _WORKER, _too_hard, _verify_cached, numeric_equal, warm_up_grader
@@ -468,12 +468,4 @@ def register_reward_preset(name: str, # the stack's name: `reward_preset(name)`,
     return stack
 
 # %% ../nbs/api/06_rewards.ipynb #fe75f5d4
-_MOVED = {'check_answer': 'oneshot_reason.grading'} # a name earlier releases showed here -> the module it lives in now
-
-def __getattr__(name: str):
-    "A name that moved (`_MOVED`) still imports from here, with a DeprecationWarning naming its new place."
-    if name not in _MOVED: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import warnings
-    from importlib import import_module
-    warnings.warn(f"{__name__}.{name} moved to {_MOVED[name]}; import it from there", DeprecationWarning, stacklevel=2)
-    return getattr(import_module(_MOVED[name]), name)
+__getattr__ = moved_names(__name__, {"check_answer": "oneshot_reason.grading"}) # a name earlier releases showed here -> the module it lives in now

@@ -28,7 +28,8 @@ from fastcore.basics import patch
 from .checkpoints import (CheckpointMixin, GracefulStop, TrainingInterrupted, _StopAtStepEnd, checkpoint_settings,
                                         run_settings, settings_differences, truncate_jsonl_steps)
 from .config import METHOD_LOSS_TYPES, OneShotConfig, as_oneshot_config, bucketing_problem, check_run, config_preset # the config names re-exported beside the trainer
-from .core import OneShotError, append_jsonl, as_number, chat_text, checkpoint_finished, checkpoint_step, last_complete_checkpoint
+from .core import (OneShotError, append_jsonl, as_number, chat_text, checkpoint_finished, checkpoint_step,
+                                 last_complete_checkpoint, moved_names)
 from .runfiles import RunLock, save_errors
 from .dynamic_sampling import DynamicSampling, DynamicSamplingMixin, take_rows
 from .fastgen import generate_fast
@@ -551,12 +552,4 @@ def create_model_card(self: OneShotTrainer, model_name: str | None = None, datas
         card.write_text(self.model_card())
 
 # %% ../nbs/api/18_trainer.ipynb #5d1e89d5
-_MOVED = {'register_method': 'oneshot_reason.methods'} # a name earlier releases showed here -> the module it lives in now
-
-def __getattr__(name: str):
-    "A name that moved (`_MOVED`) still imports from here, with a DeprecationWarning naming its new place."
-    if name not in _MOVED: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import warnings
-    from importlib import import_module
-    warnings.warn(f"{__name__}.{name} moved to {_MOVED[name]}; import it from there", DeprecationWarning, stacklevel=2)
-    return getattr(import_module(_MOVED[name]), name)
+__getattr__ = moved_names(__name__, {"register_method": "oneshot_reason.methods"}) # a name earlier releases showed here -> the module it lives in now

@@ -22,7 +22,7 @@ import plotly.io as pio
 from plotly.colors import hex_to_rgb, qualitative
 from plotly.subplots import make_subplots
 
-from .core import OneShotError
+from .core import OneShotError, moved_names
 from .runlog import _event_files, _float, _read_run_jsonl, read_completions, read_scalars
 
 # %% auto #0
@@ -580,12 +580,4 @@ def health_timeline(events: Sequence[HealthEvent | dict], # what the checks repo
     return fig
 
 # %% ../nbs/api/25_viz.ipynb #1561b297
-_MOVED = {'write_report': 'oneshot_reason.report'} # a name earlier releases showed here -> the module it lives in now
-
-def __getattr__(name: str):
-    "A name that moved (`_MOVED`) still imports from here, with a DeprecationWarning naming its new place."
-    if name not in _MOVED: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import warnings
-    from importlib import import_module
-    warnings.warn(f"{__name__}.{name} moved to {_MOVED[name]}; import it from there", DeprecationWarning, stacklevel=2)
-    return getattr(import_module(_MOVED[name]), name)
+__getattr__ = moved_names(__name__, {"write_report": "oneshot_reason.report"}) # a name earlier releases showed here -> the module it lives in now
