@@ -96,12 +96,17 @@ def console_callback(console: Console, # where the lines go
                 elapsed = now - self.started
                 rate = f", {self.tokens / elapsed:,.0f} tokens/s" if elapsed >= 0.5 else "" # a rate once there is time to measure it
                 self.bar.set_postfix_str(f"generating: {self.tokens:,} tokens{rate}"); self.shown = now
+        def update_step(self, done: int, total: int):
+            "On the bar, how many of the step's micro-batches the update has done."
+            if self.bar is not None: self.bar.set_postfix_str(f"updating: {done}/{total} micro-batches")
         def on_train_begin(self, args, state, control, **kwargs):
             if console.mode == "normal" and state.is_world_process_zero and sys.stderr.isatty():
                 from tqdm.auto import tqdm
                 self.bar = tqdm(total=state.max_steps, initial=state.global_step, unit="step", dynamic_ncols=True, leave=False)
                 from oneshot_reason.fastgen import GENERATION_LISTENERS
                 GENERATION_LISTENERS.append(self.generation_step)
+                from oneshot_reason.trainer import UPDATE_LISTENERS # loaded already: the trainer calls this
+                UPDATE_LISTENERS.append(self.update_step)
         def on_step_end(self, args, state, control, **kwargs):
             self.tokens, self.started = 0, None
             if self.bar is not None: self.bar.set_postfix_str("", refresh=False); self.bar.update(state.global_step - self.bar.n)
@@ -112,6 +117,8 @@ def console_callback(console: Console, # where the lines go
             if self.bar is not None: self.bar.close(); self.bar = None
             from oneshot_reason.fastgen import GENERATION_LISTENERS
             if self.generation_step in GENERATION_LISTENERS: GENERATION_LISTENERS.remove(self.generation_step)
+            from oneshot_reason.trainer import UPDATE_LISTENERS
+            if self.update_step in UPDATE_LISTENERS: UPDATE_LISTENERS.remove(self.update_step)
     return ConsoleProgress()
 
 # %% ../nbs/api/28_console.ipynb #db8edf68

@@ -41,7 +41,7 @@ from .trl_compat import install_logprob_fallback
 install_logprob_fallback() # TRL's fused log-prob head, routed by device (see trl_compat)
 
 # %% auto #0
-__all__ = ['new_metric_means', 'OneShotTrainer', 'sort_by_length', 'logps_from_hidden', 'padding_span']
+__all__ = ['UPDATE_LISTENERS', 'new_metric_means', 'OneShotTrainer', 'sort_by_length', 'logps_from_hidden', 'padding_span']
 
 # %% ../nbs/api/18_trainer.ipynb #c3715845
 def _resolve_model(model, # a loaded model, or a name for `load_policy`
@@ -403,6 +403,18 @@ def _compute_loss(self: OneShotTrainer, model, inputs):
             if loss is not None: return loss
         return GRPOTrainer._compute_loss(self, model, inputs)
     finally: self._logp_batch = None
+
+# %% ../nbs/api/18_trainer.ipynb #9a1d522e
+UPDATE_LISTENERS: list = [] # each called before every training micro-batch's loss with (done, total), the step's micro-batches: progress displays (`console`)
+
+# %% ../nbs/api/18_trainer.ipynb #14526d8a
+@patch
+def compute_loss(self: OneShotTrainer, model, inputs, return_outputs=False, num_items_in_batch=None):
+    "TRL's `compute_loss`, after telling `UPDATE_LISTENERS` how many of the step's micro-batches are done (when training)."
+    if model.training:
+        total = self.current_gradient_accumulation_steps
+        for listener in UPDATE_LISTENERS: listener(self._step % total, total)
+    return GRPOTrainer.compute_loss(self, model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
 
 # %% ../nbs/api/18_trainer.ipynb #786519d9
 @patch
