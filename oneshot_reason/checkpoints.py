@@ -26,9 +26,9 @@ from transformers.trainer_utils import TrainOutput
 from trl import GRPOTrainer
 
 from .config import OneShotConfig
-from .core import RESUME_STATE, OneShotError, _jsonl_problem, last_complete_checkpoint, setting_value
-from .runfiles import (CHECKPOINT_SETTINGS, checkpoint_settings, folder_bytes, free_bytes, last_resumable_checkpoint,
-                                     missing_resume_state, saving_folder, size_text, weights_only_problem)
+from .core import (RESUME_STATE, OneShotError, _jsonl_problem, checkpoint_problem, last_complete_checkpoint,
+                                 missing_resume_state, setting_value)
+from .runfiles import CHECKPOINT_SETTINGS, checkpoint_settings, folder_bytes, free_bytes, saving_folder, size_text
 from .methods import get_method, parse_algo
 
 # %% auto #0
@@ -304,7 +304,7 @@ def _checkpoint_to_resume(self: CheckpointMixin,
     checkpoint, weights_only = resume_from_checkpoint, bool(self.resume_weights_only)
     if checkpoint is True:
         skipped = [] # damaged ones, each also warned about
-        checkpoint = last_resumable_checkpoint(self.args.output_dir, skipped, weights_only) if Path(self.args.output_dir).is_dir() else None
+        checkpoint = last_complete_checkpoint(self.args.output_dir, skipped, exact=not weights_only) if Path(self.args.output_dir).is_dir() else None
         if checkpoint is None:
             why = f" ({'; '.join(f'{p.name}: {w}' for p, w in skipped)})" if skipped else ""
             what = "checkpoint-N folder with whole weights and trainer state" if weights_only else "complete checkpoint-N folder"
@@ -312,7 +312,7 @@ def _checkpoint_to_resume(self: CheckpointMixin,
                                "train without resuming or pass a checkpoint path")
     elif checkpoint and not Path(checkpoint).is_dir():
         raise OneShotError(f"checkpoint {checkpoint} does not exist; pass a checkpoint-N folder or resume_from_checkpoint=True")
-    elif checkpoint and weights_only and (why := weights_only_problem(checkpoint)) is not None:
+    elif checkpoint and weights_only and (why := checkpoint_problem(checkpoint, exact=False)) is not None:
         raise OneShotError(f"{_weights_only_setting(self)}: {checkpoint} cannot be resumed from ({why}); pass another checkpoint-N folder")
     self._resume_without = missing_resume_state(checkpoint) if checkpoint and weights_only else []
     return Path(checkpoint) if checkpoint else None

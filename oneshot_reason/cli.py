@@ -64,7 +64,7 @@ def build_parser(every_trainer_flag: bool = False, # `train --help` lists every 
     groups["run"].add_argument("--config", metavar="PATH", help="YAML file of options (flags win); OneShotConfig fields go under `trainer:` (example: configs/example_train.yaml)")
     groups["run"].add_argument("--quiet", action="store_true", help="print only the closing summary")
     groups["run"].add_argument("--json", action="store_true", help="print only the summary, as JSON on stdout (for scripts)")
-    groups["run"].add_argument("--help-all", action="store_true", help="list every flag, each OneShotConfig field's included, and exit")
+    groups["run"].add_argument("--help-all", action="store_true", help="list all flags, OneShotConfig's too")
     e = sub.add_parser("eval", help="evaluate a model on a benchmark", formatter_class=_HelpFormatter,
                        description="Evaluate a model on a benchmark: correct/n per metric, records and a summary file.")
     add_flags(e, EvalOptions, typed=True)
@@ -160,14 +160,16 @@ def _after_interrupt(args: argparse.Namespace, # the parsed flags of the interru
     "What to do after an interrupt: resume from the newest complete checkpoint, or, with none, start again."
     if args.command != "train": return "run the same command again"
     out = Path(getattr(args, "output_dir", None) or TrainOptions.output_dir).expanduser()
+    weights_only = getattr(args, "resume_weights_only", None) # a resume, which may go on from a checkpoint without optimizer state
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        newest = last_complete_checkpoint(out) if out.is_dir() else None
+        newest = last_complete_checkpoint(out, exact=not weights_only) if out.is_dir() else None
     if newest is not None:
-        return f"run the same command{'' if args.resume else ' with --resume'} to continue from the newest checkpoint ({newest.name})"
+        return f"run the same command{'' if args.resume or weights_only else ' with --resume'} to continue from the newest checkpoint ({newest.name})"
     lost = [p for p in run_files(out) if p.name not in ("run.json", FILES_LIST, STAGING)]
     return ("no checkpoint was saved, so there is nothing to resume; run the same command again"
-            + (" with --overwrite" if lost and not args.overwrite else "") + (" without --resume" if args.resume else ""))
+            + (" with --overwrite" if lost and not args.overwrite else "")
+            + (" without --resume-weights-only" if weights_only else " without --resume" if args.resume else ""))
 
 # %% ../nbs/api/30_cli.ipynb #83eebc3e
 _EVAL_COLUMN_FIXES = { # what eval says instead of a column argument it has no flag for

@@ -21,8 +21,8 @@ if TYPE_CHECKING: import torch
 # %% auto #0
 __all__ = ['ENGINES', 'RESUME_STATE', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype', 'compute_dtype',
            'chat_text', 'as_number', 'package_sources', 'moved_names', 'local_data_dir', 'append_jsonl', 'iter_jsonl',
-           'read_jsonl', 'setting_value', 'read_json', 'checkpoint_step', 'checkpoint_finished', 'checkpoint_problem',
-           'last_complete_checkpoint', 'is_main_process', 'world_size']
+           'read_jsonl', 'setting_value', 'read_json', 'checkpoint_step', 'checkpoint_finished', 'missing_resume_state',
+           'checkpoint_problem', 'last_complete_checkpoint', 'is_main_process', 'world_size']
 
 # %% ../nbs/api/00_core.ipynb #fcc57688
 class OneShotError(ValueError):
@@ -296,8 +296,17 @@ RESUME_STATE = {"optimizer.pt": ("optimizer.pt", "optimizer.bin", "optimizer_0",
                 "scheduler.pt": ("scheduler.pt", "global_step*"), # DeepSpeed keeps it in its global_stepN/
                 "rng_state.pth": ("rng_state*.pth",)} # one per process
 
+# %% ../nbs/api/00_core.ipynb #3cc7098e
+def missing_resume_state(checkpoint: str | Path, # a checkpoint-N folder
+                        ) -> list[str]:
+    "What an exact resume reads that `checkpoint` lacks, by its usual name (`RESUME_STATE`); [] when nothing."
+    folder = Path(checkpoint)
+    return [name for name, names in RESUME_STATE.items() if not any(any(folder.glob(p)) for p in names)]
+
+
 # %% ../nbs/api/00_core.ipynb #225f8f94
 def checkpoint_problem(checkpoint: str | Path, # a checkpoint-N folder
+                       exact: bool = True, # False: a missing optimizer, scheduler or RNG state will do (a resume from the weights alone)
                       ) -> str | None:
     "Why `checkpoint` cannot be resumed from (in a few words: the file and what is wrong with it); None when its files are complete."
     folder = Path(checkpoint)
@@ -309,8 +318,7 @@ def checkpoint_problem(checkpoint: str | Path, # a checkpoint-N folder
             if path == state and not (isinstance(value, dict) and isinstance(value.get("global_step"), int)): return "trainer_state.json has no global_step"
     except (ValueError, UnicodeDecodeError): return f"{path.name} is damaged (not valid JSON)"
     if not any((folder / name).exists() for name in _WEIGHTS): return "it holds no weights (model.safetensors)"
-    if (missing := next((n for n, names in RESUME_STATE.items() if not any(any(folder.glob(p)) for p in names)), None)):
-        return f"incomplete: no {missing}, which an exact resume needs"
+    if exact and (missing := missing_resume_state(folder)): return f"incomplete: no {missing[0]}, which an exact resume needs"
     for path in sorted(folder.iterdir()):
         why = (_safetensors_problem(path) if path.suffix == ".safetensors" else
                _zip_problem(path) if path.suffix in (".pt", ".pth", ".bin") and path.is_file() else None)
@@ -320,12 +328,13 @@ def checkpoint_problem(checkpoint: str | Path, # a checkpoint-N folder
 # %% ../nbs/api/00_core.ipynb #2d6d1bf7
 def last_complete_checkpoint(output_dir: str | Path, # a run's output folder
                              skipped: list | None = None, # given: each skipped checkpoint is noted here as (folder, why)
+                             exact: bool = True, # False: a checkpoint without its optimizer, scheduler or RNG state will do
                             ) -> Path | None:
-    "The newest `checkpoint-N` in `output_dir` whose files are complete (`checkpoint_problem`); None if none. Each newer one is skipped with a warning."
+    "The newest `checkpoint-N` in `output_dir` a resume can start from (`checkpoint_problem`); None if none. Each newer one is skipped with a warning."
     folders = [p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir() and p.name.rsplit("-", 1)[-1].isdigit()]
     folders.sort(key=lambda p: int(p.name.rsplit("-", 1)[-1]), reverse=True)
     for p in folders:
-        why = checkpoint_problem(p)
+        why = checkpoint_problem(p, exact)
         if why is None: return p
         if skipped is not None: skipped.append((p, why))
         warnings.warn(f"{p} is skipped: {why}" if not why.startswith("incomplete") else f"{p} is {why}; skipping it")

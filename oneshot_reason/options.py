@@ -38,9 +38,9 @@ def _opt(default, help: str, factory=None, least=None, accepted: str | None = No
     return field(default=default, metadata=meta)
 
 # %% ../nbs/api/01_options.ipynb #5abae82a
-DTYPE_HELP = ("precision of the weights: auto, float32, bfloat16 or float16 (auto: float32 when every weight trains, computed "
-              "in bfloat16 on a GPU; with LoRA or for inference, bfloat16 for a 16-bit checkpoint such as smollm2-135m on a GPU "
-              "or a CPU with native bfloat16; else float32)")
+DTYPE_HELP = ("weights' precision: auto, float32, bfloat16 or float16 (auto: float32 when every weight trains, bfloat16 "
+              "compute on a GPU; with LoRA or for inference, bfloat16 for a 16-bit checkpoint on a GPU or a CPU with "
+              "native bfloat16; else float32)")
 MODEL_NAMES = "tiny, smollm2-135m, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b" # the named models, as the help lists them
 
 @dataclass
@@ -61,7 +61,7 @@ class TrainOptions:
     seed: int = _opt(0, "one seed for data order, sampling and initialisation")
     output_dir: str = _opt("outputs/run", "the run's folder: checkpoints, logs, completions.jsonl, final/, summary.json (one run per folder)")
     resume: bool = _opt(False, "continue the run in --output-dir from its newest checkpoint (with the same settings)")
-    resume_weights_only: bool = _opt(False, "continue the run in --output-dir from its newest checkpoint that holds the weights and trainer_state.json, even without its optimizer, scheduler or RNG state, which then start afresh: not an exact resume, and it says so (implies --resume)")
+    resume_weights_only: bool = _opt(False, "--resume from the newest checkpoint with weights and trainer_state.json, even if its optimizer, scheduler or RNG state is lost (they start afresh: not exact, and it says so)")
     overwrite: bool = _opt(False, "delete the run in --output-dir (checkpoints, logs, results) and start afresh")
     lora: int | None = _opt(None, "LoRA rank (alpha = 2 x rank; m3po keeps its rank-stabilised scaling); 0 trains all weights (default: the preset's: 32 for m3po, else all weights)")
     dtype: str = _opt("auto", DTYPE_HELP)
@@ -639,7 +639,7 @@ def _add_flag(parser, # a parser or an argument group
               switch: bool = True, # a bool is a switch (`--resume`); else it takes an optional value (`--bf16`, `--bf16 false`)
              ) -> None:
     "One flag in both spellings (`--max-steps`, and `--max_steps` unseen in the help); None means 'not given'."
-    metavar = "PATH" if "path" in name or "dir" in name or name == "save" else _METAVARS.get(kind, "VALUE")
+    metavar = "PATH" if name.rsplit("_", 1)[-1] in ("path", "dir") or name == "save" else _METAVARS.get(kind, "VALUE")
     for spelling, text in [(_flag(name), help), *([(f"--{name}", argparse.SUPPRESS)] if "_" in name else [])]:
         if kind == "bool" and switch: parser.add_argument(spelling, dest=name, action="store_true", default=None, help=text)
         elif kind == "bool": parser.add_argument(spelling, dest=name, nargs="?", const="true", metavar="BOOL", help=text)

@@ -24,8 +24,7 @@ from typing import Any, Callable, Iterator
 
 from fastcore.basics import patch
 
-from .core import (RESUME_STATE, OneShotError, _safetensors_problem, _zip_problem, checkpoint_problem, is_main_process,
-                                 last_complete_checkpoint, read_json, setting_value, world_size)
+from .core import OneShotError, is_main_process, last_complete_checkpoint, read_json, setting_value, world_size
 from .options import FORMAT_REWARDS, SettingError, TrainOptions, _eval_benchmark, _name, _preset_name, _setting
 
 try: import fcntl # POSIX file locks
@@ -37,8 +36,7 @@ __all__ = ['RUN_LOCK', 'STAGING', 'RUN_FILES', 'FILES_LIST', 'RUN_WRITES', 'MANI
            'folder_bytes', 'free_bytes', 'size_text', 'unwritable_error', 'SaveError', 'save_error', 'saving_folder',
            'save_errors', 'files_list', 'holds_run', 'run_files', 'other_files', 'manifest_trainer_fields',
            'run_manifest', 'manifest_differences', 'checkpoint_settings', 'checkpoint_differences', 'precision_change',
-           'missing_resume_state', 'weights_only_problem', 'last_resumable_checkpoint', 'prepare_run_dir', 'clear_run',
-           'overwrite_run', 'eval_output_dir', 'check_output_folder', 'report_output']
+           'prepare_run_dir', 'clear_run', 'overwrite_run', 'eval_output_dir', 'check_output_folder', 'report_output']
 
 # %% ../nbs/api/02_runfiles.ipynb #b38d1ad3
 RUN_LOCK = "run.lock" # a run folder's lock file: there while a run is live, or after one was killed
@@ -612,40 +610,6 @@ def precision_change(diffs: list[tuple[str, Any, Any]], # `manifest_differences`
     if [k for k, _, _ in diffs] != ["dtype"] or not manifest.get("settings", {}).get("lora"): return None
     return diffs[0][1], diffs[0][2]
 
-# %% ../nbs/api/02_runfiles.ipynb #29a1a34d
-def missing_resume_state(checkpoint: str | Path, # a checkpoint-N folder
-                        ) -> list[str]:
-    "What an exact resume reads that `checkpoint` lacks, by its usual name (`core.RESUME_STATE`: optimizer.pt, scheduler.pt, rng_state.pth); [] when nothing."
-    folder = Path(checkpoint)
-    return [name for name, names in RESUME_STATE.items() if not any(any(folder.glob(p)) for p in names)]
-
-# %% ../nbs/api/02_runfiles.ipynb #7f81f4be
-def weights_only_problem(checkpoint: str | Path, # a checkpoint-N folder
-                        ) -> str | None:
-    "Why `checkpoint` cannot be resumed from even by its weights and trainer state (`core.checkpoint_problem`, a missing optimizer, scheduler or RNG state allowed); None when it can."
-    why, missing = checkpoint_problem(checkpoint), missing_resume_state(checkpoint)
-    if not missing or why != f"incomplete: no {missing[0]}, which an exact resume needs": return why # complete, or wrong before the state was looked for
-    for path in sorted(Path(checkpoint).iterdir()): # the files it has are whole
-        why = (_safetensors_problem(path) if path.suffix == ".safetensors" else
-               _zip_problem(path) if path.suffix in (".pt", ".pth", ".bin") and path.is_file() else None)
-        if why: return why
-    return None
-
-# %% ../nbs/api/02_runfiles.ipynb #9f193817
-def last_resumable_checkpoint(output_dir: str | Path, # a run's output folder
-                              skipped: list | None = None, # given: each skipped checkpoint is noted here as (folder, why)
-                              weights_only: bool = False, # a checkpoint without its optimizer, scheduler or RNG state will do
-                             ) -> Path | None:
-    "The newest `checkpoint-N` in `output_dir` a resume can start from (complete, or with `weights_only` whole weights and trainer state); None if none."
-    if not weights_only: return last_complete_checkpoint(output_dir, skipped)
-    folders = sorted((p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir() and _checkpoint_name(p.name)),
-                     key=lambda p: int(p.name.rsplit("-", 1)[1]), reverse=True)
-    for p in folders:
-        if (why := weights_only_problem(p)) is None: return p
-        if skipped is not None: skipped.append((p, why))
-        warnings.warn(f"{p} is skipped: {why}" if not why.startswith("incomplete") else f"{p} is {why}; skipping it")
-    return None
-
 # %% ../nbs/api/02_runfiles.ipynb #19051b95
 def prepare_run_dir(opts: TrainOptions, # the run's options
                     manifest: dict, # `run_manifest` of the command
@@ -662,7 +626,7 @@ def prepare_run_dir(opts: TrainOptions, # the run's options
     skipped = []
     with warnings.catch_warnings(): # each skipped checkpoint is said once, below
         warnings.simplefilter("ignore")
-        checkpoint = last_resumable_checkpoint(out, skipped, opts.resume_weights_only) if out.is_dir() else None
+        checkpoint = last_complete_checkpoint(out, skipped, exact=not opts.resume_weights_only) if out.is_dir() else None
     damaged = "; ".join(f"{p.name} {why}" if why.startswith("incomplete") else f"{p.name}: {why}" for p, why in skipped)
     if opts.resume:
         if checkpoint is None:
