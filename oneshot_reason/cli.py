@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from .core import OneShotError, last_complete_checkpoint
+from .core import OneShotError, last_complete_checkpoint, moved_names
 from .methods import known_methods, load_methods, registered_methods
 from .options import (EvalOptions, GenerateOptions, SettingError, TrainOptions, _choices, _did_you_mean, add_flags, method_flags,
                                     add_train_flags, cli_words, load_options, make_options)
@@ -225,6 +225,9 @@ def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
         print(f"oneshot-reason: interrupted; {_after_interrupt(args)}", file=sys.stderr)
         return 128 + getattr(e, "signum", signal.SIGINT) # 130 for SIGINT, 143 for SIGTERM, as shells report them
     return 0
+
+# %% ../nbs/api/30_cli.ipynb #2c121565
+__getattr__ = moved_names(__name__, {"run_train": "oneshot_reason.runs"}) # a name earlier releases showed here -> the module it lives in now
 
 # %% ../nbs/api/30_cli.ipynb #b5caa533
 if __name__ == "__main__":

@@ -62,10 +62,13 @@ def cpu_has_bf16() -> bool:
 
 # %% ../nbs/api/00_core.ipynb #d105b4e4
 def __getattr__(name: str):
-    "`HALF_DTYPES`, torch's 16-bit dtypes (what a checkpoint's config says when it was saved in half precision), made when asked for: importing `core` imports no torch."
+    "`HALF_DTYPES`, torch's 16-bit dtypes (what a checkpoint's config says when it was saved in half precision), made when asked for: importing `core` imports no torch; `shared_data_dir`, removed, says what replaces it."
     if name == "HALF_DTYPES":
         import torch
         return (torch.bfloat16, torch.float16)
+    if name == "shared_data_dir": # shown by earlier releases: it searched upwards for a shared/data folder
+        raise ImportError(f"{__name__}.shared_data_dir was removed: set $ONESHOT_DATA_DIR to the folder of local benchmark copies "
+                          "and call core.local_data_dir() (no upward search)", name=__name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # %% ../nbs/api/00_core.ipynb #ee757ca2
@@ -146,9 +149,11 @@ import importlib
 
 def moved_names(module: str, # the module the names moved from: its `__name__`
                 moved: dict[str, str], # old name -> its new place: 'new.module', or 'new.module:new_name' when renamed
+                removed: dict[str, str] | None = None, # old name -> what to use instead, for a name that has no new place
                ) -> Callable[[str], Any]:
-    "A module's `__getattr__` that gives each name of `moved` from its new place, with a DeprecationWarning naming it."
+    "A module's `__getattr__` that gives each name of `moved` from its new place, with a DeprecationWarning naming it; a `removed` one raises ImportError saying what replaces it."
     def __getattr__(name: str):
+        if name in (removed or {}): raise ImportError(f"{module}.{name} was removed: {removed[name]}", name=module)
         if name not in moved: raise AttributeError(f"module {module!r} has no attribute {name!r}")
         new_module, _, new_name = moved[name].partition(":")
         place = new_module if new_name in ("", name) else f"{new_module}.{new_name}"

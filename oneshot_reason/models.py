@@ -33,7 +33,7 @@ from peft import LoraConfig, PeftModel, get_peft_model
 from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from .core import HALF_DTYPES, OneShotError, default_dtype, get_device, set_seed
+from .core import HALF_DTYPES, OneShotError, default_dtype, get_device, moved_names, set_seed
 from .answers import final_answer
 from .data import PromptFormat, synthetic_problems
 from .grading import check_answer
@@ -701,3 +701,7 @@ def _ct2_cached(source, # a folder of full weights, or what `plain_model_folder`
     stamp = {"digest": digest, "conversion": CT2_CONVERSION, "ctranslate2": ctranslate2.__version__.split(".")[0]}
     return cached_folder(f"ct2-{digest[:16]}-v{CT2_CONVERSION}", build, stamp, cache_dir)
 
+
+# %% ../nbs/api/07_models.ipynb #72b6548d
+__getattr__ = moved_names(__name__, {}, removed={ # a name earlier releases showed here
+    "quick_eval": "use oneshot_reason.evaluate.evaluate(model, tokenizer, benchmark=dataset, format=...), which grades strictly"})
