@@ -123,6 +123,7 @@ def _pump(stream, lines: queue.Queue) -> None:
 
 # %% ../nbs/api/05_grading.ipynb #85a0735d
 _STOP_SECONDS = 5  # how long a killed worker may take to exit
+_START_SECONDS = 120  # how long a question waits for a starting worker (sympy's import: seconds, more on a busy machine)
 
 class _SymbolicWorker:
     "A persistent math-verify process answering (gold, prediction) questions under a hard time bound."
@@ -188,11 +189,12 @@ _IMAGINARY = re.compile(r"(?<![a-zA-Z\\])i(?![a-zA-Z])")  # a lone `i`: the imag
 
 @patch
 def ask(self: _SymbolicWorker, gold: str, pred: str, timeout: float) -> bool:
-    "Does `pred` verify against `gold`? Raises `_SymbolicTimeout` after `timeout` seconds, waiting included."
+    "Does `pred` verify against `gold`? Raises `_SymbolicTimeout` after `timeout` seconds of the question (a starting worker is waited for first)."
     deadline = time.monotonic() + timeout
     if not self.lock.acquire(timeout=max(timeout, 0.0)): raise _SymbolicTimeout("the math-verify worker is busy")
     try:
-        self._ensure_ready(deadline)
+        if not (self.ready and self.proc is not None and self.proc.poll() is None): # (re)starting: waited for, not the question's time
+            self._ensure_ready(time.monotonic() + _START_SECONDS); deadline = time.monotonic() + timeout
         self.asked += 1
         try:
             imaginary = bool(_IMAGINARY.search(gold) or _IMAGINARY.search(pred))
@@ -555,6 +557,8 @@ def _decide(found: _Found | None, parts: list[str], text: str, deadline: float) 
             if canonical and canonical == canonical_ref: return True
     pred, boxed = _math_verify_prediction(found, text)
     if _too_hard(ref) or _too_hard(pred, solution=not boxed): return False
+    if not _WORKER.ready: # math-verify's worker is starting: its start (sympy's import) is not this answer's time
+        waited = time.monotonic(); warm_up_grader(_START_SECONDS); deadline += time.monotonic() - waited
     if _verify_cached("\\boxed{" + ref + "}", pred, deadline - time.monotonic()): return True
     if found is None or found.how == "number" or len(answer) >= _MAX_EXACT_CHARS: return False
     ca, cr = _canonical_pair(answer, ref)  # once more without presentation: `f(x) = 2x + 3` against `y = 2x + 3`
