@@ -335,7 +335,7 @@ def _plain(value: Any) -> Any:
 # %% ../nbs/api/03_data.ipynb #c442da7a
 def _json_records(path: Path) -> list[dict]:
     "Rows of a .json file: a list of objects, or an object of equal-length columns."
-    try: data = json.loads(path.read_text(encoding="utf-8"))
+    try: data = json.loads(path.read_text(encoding="utf-8-sig")) # a byte-order mark is read past, as for .jsonl
     except json.JSONDecodeError as e:
         raise OneShotError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}); for one object per line use .jsonl") from None
     if isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):
@@ -352,7 +352,7 @@ def _json_records(path: Path) -> list[dict]:
 def _gzip_jsonl(path: Path) -> list[dict]:
     "The objects of a gzip-compressed JSON Lines file."
     import gzip
-    with gzip.open(path, "rt", encoding="utf-8") as f: return [json.loads(line) for line in f if line.strip()]
+    with gzip.open(path, "rt", encoding="utf-8-sig") as f: return [json.loads(line) for line in f if line.strip()]
 
 # %% ../nbs/api/03_data.ipynb #5b2b2cf8
 def read_records(path: str | Path, # a .jsonl (or gzip-compressed .jsonl.gz), .json, .parquet or .csv file

@@ -171,6 +171,8 @@ def _take(self: RunLock):
             except FileExistsError:
                 try: fd, existed = os.open(self.path, os.O_RDWR), True
                 except FileNotFoundError: continue # its holder released it in between
+                except IsADirectoryError: # a user's folder by that name: never a run's
+                    raise RunLockedError(f"{self.path} is a folder, not a run's lock; move it elsewhere, or train into another folder") from None
                 except OSError as e: raise unwritable_error(e, self.folder) or e
             except OSError as e: raise unwritable_error(e, self.folder) or e
             try:
