@@ -211,10 +211,15 @@ def iter_jsonl(path: str | Path, # a JSON Lines file
     path = Path(path)
     if not path.exists(): raise OneShotError(f"{path}: no such file; check the path")
     with path.open("rb") as f:
+        first = True
         for i, raw in enumerate(f, 1):
             if not raw.strip(): continue
             record, why = _jsonl_problem(raw)
-            if why is None: yield record; continue
+            if why is None: first = False; yield record; continue
+            if first and skipped is None and raw.lstrip(b"\xef\xbb\xbf \t").startswith(b"["): # a .json file's content, on one line or many
+                raise OneShotError(f"{path}: a JSON array, not one JSON object per line; name the file .json (read as a list of objects), "
+                                   "or write one object per line")
+            first = False
             if not raw.endswith(b"\n") and why.startswith("not valid JSON"): why += ", the last line cut short" # a whole value is not cut
             if skipped is not None: skipped.append((i, why)); continue
             raise OneShotError(f"{path}, line {i}: {why}; fix or remove that line")
