@@ -26,7 +26,7 @@ from .options import (EvalOptions, GenerateOptions, SettingError, TrainOptions, 
                                     add_train_flags, cli_words, load_options, make_options)
 from .runfiles import FILES_LIST, STAGING, report_output, run_files, unwritable_error
 from .console import Console, eval_text, generate_text, quiet_progress_bars
-from .runs import evaluate, generate, train
+from .runs import evaluate, generate, stop_on_sigterm, train
 
 # %% auto #0
 __all__ = ['KNOWN_LIBRARY_WARNINGS', 'build_parser', 'silence_known_warnings', 'one_line_warnings', 'main']
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
             sub.error(f"unrecognized arguments: {' '.join(extra)}" + _did_you_mean(extra[0], sub._option_string_actions))
     except SystemExit as e: return int(e.code or 0) # --help (0) or a flag argparse refused (2, one line printed)
     try:
-        with one_line_warnings(): _dispatch(args, argv)
+        with one_line_warnings(), stop_on_sigterm(): _dispatch(args, argv) # SIGTERM while libraries load says so too
     except OneShotError as e:
         yaml_keys = set()
         if args.command == "train" and getattr(args, "config", None):
