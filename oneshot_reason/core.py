@@ -66,10 +66,8 @@ def __getattr__(name: str):
     if name == "HALF_DTYPES":
         import torch
         return (torch.bfloat16, torch.float16)
-    if name == "shared_data_dir": # shown by earlier releases: it searched upwards for a shared/data folder
-        raise ImportError(f"{__name__}.shared_data_dir was removed: set $ONESHOT_DATA_DIR to the folder of local benchmark copies "
-                          "and call core.local_data_dir() (no upward search)", name=__name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return moved_names(__name__, {}, removed={ # shown by earlier releases: it searched upwards for a shared/data folder
+        "shared_data_dir": "set $ONESHOT_DATA_DIR to the folder of local benchmark copies and call core.local_data_dir() (no upward search)"})(name)
 
 # %% ../nbs/api/00_core.ipynb #ee757ca2
 def default_dtype(device: torch.device | str | None = None, # where the model will live
