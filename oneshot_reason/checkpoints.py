@@ -26,14 +26,14 @@ from transformers.trainer_utils import TrainOutput
 from trl import GRPOTrainer
 
 from .config import OneShotConfig
-from .core import (RESUME_STATE, OneShotError, _jsonl_problem, checkpoint_problem, last_complete_checkpoint,
+from .core import (RESUME_STATE, OneShotError, jsonl_record, checkpoint_problem, last_complete_checkpoint,
                                  missing_resume_state, setting_value)
-from .runfiles import CHECKPOINT_SETTINGS, checkpoint_settings, folder_bytes, free_bytes, saving_folder, size_text
+from .runfiles import CHECKPOINT_SETTINGS, RESUME_SETTINGS, checkpoint_settings, folder_bytes, free_bytes, saving_folder, size_text
 from .methods import get_method, parse_algo
 
 # %% auto #0
-__all__ = ['RESUME_SETTINGS', 'TrainingInterrupted', 'GracefulStop', 'truncate_jsonl_steps', 'run_settings',
-           'settings_differences', 'CheckpointMixin', 'untied_missing_keys']
+__all__ = ['TrainingInterrupted', 'GracefulStop', 'StopAtStepEnd', 'truncate_jsonl_steps', 'run_settings', 'settings_differences',
+           'CheckpointMixin', 'untied_missing_keys']
 
 # %% ../nbs/api/17_checkpoints.ipynb #af555f1b
 class TrainingInterrupted(KeyboardInterrupt):
@@ -70,7 +70,7 @@ class GracefulStop:
         elif time.monotonic() - self._when > (self.repeat_window if signum == self.signum else self.forward_window): raise KeyboardInterrupt
 
 # %% ../nbs/api/17_checkpoints.ipynb #02b2308c
-class _StopAtStepEnd(TrainerCallback):
+class StopAtStepEnd(TrainerCallback):
     "Save and stop at the end of the step in which a SIGINT/SIGTERM arrived (see `GracefulStop`)."
     def __init__(self, trainer): self.trainer = trainer # an `OneShotTrainer`
     def on_step_end(self, args, state, control, **kwargs):
@@ -91,7 +91,7 @@ def truncate_jsonl_steps(path: str | Path, # a completions.jsonl (or heldout.jso
     path = Path(path)
     if not path.exists(): return 0
     lines = path.read_bytes().split(b"\n")
-    parsed = [(i, raw, *_jsonl_problem(raw)) for i, raw in enumerate(lines, 1) if raw.strip()]
+    parsed = [(i, raw, *jsonl_record(raw)) for i, raw in enumerate(lines, 1) if raw.strip()]
     keep, dropped, damaged = [], 0, 0
     for n, (i, raw, record, why) in enumerate(parsed):
         if why is None:
@@ -111,10 +111,6 @@ def truncate_jsonl_steps(path: str | Path, # a completions.jsonl (or heldout.jso
     return dropped
 
 # %% ../nbs/api/17_checkpoints.ipynb #737da0c0
-RESUME_SETTINGS = ("algo", "learning_rate", "lr_scheduler_type", "num_generations", "per_device_train_batch_size",
-                   "gradient_accumulation_steps", "max_completion_length", "temperature", "beta", "loss_type",
-                   "scale_rewards", "format", "seed", "dynamic_sampling") # a resumed run must share these with the run it continues
-
 def run_settings(args: OneShotConfig, # the run's configuration
                  **info, # what the run trains on: model=, dataset=, reward_preset=, ... (None values are left out)
                 ) -> dict:

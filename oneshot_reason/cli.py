@@ -22,7 +22,7 @@ import yaml
 
 from .core import OneShotError, last_complete_checkpoint, moved_names
 from .methods import known_methods, load_methods, registered_methods
-from .options import (EvalOptions, GenerateOptions, SettingError, TrainOptions, _choices, _did_you_mean, add_flags, method_flags,
+from .options import (EvalOptions, GenerateOptions, SettingError, TrainOptions, option_choices, did_you_mean, add_flags, method_flags,
                                     add_train_flags, cli_words, load_options, make_options)
 from .runfiles import FILES_LIST, STAGING, report_output, run_files, unwritable_error
 from .console import Console, eval_text, generate_text, quiet_progress_bars
@@ -37,7 +37,7 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     def _get_help_string(self, action):
         text = action.help or ""
         if "{" in text and action.dest in {f.name for f in fields(TrainOptions)}:
-            c = _choices()
+            c = option_choices()
             text = text.format(formats=", ".join(c["format"]), methods=", ".join(c["methods"]), presets=", ".join(c["preset"]),
                                reward_presets=", ".join(c["reward_preset"]), demo_steps=c["demo_steps"])
         if action.default is None or action.default is argparse.SUPPRESS or "(default" in text: return text
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
             parser = build_parser(); args, extra = parser.parse_known_args(argv)
         if extra: # the sub-command says it, with the nearest flag
             sub = parser.commands[args.command]
-            sub.error(f"unrecognized arguments: {' '.join(extra)}" + _did_you_mean(extra[0], sub._option_string_actions))
+            sub.error(f"unrecognized arguments: {' '.join(extra)}" + did_you_mean(extra[0], sub._option_string_actions))
     except SystemExit as e: return int(e.code or 0) # --help (0) or a flag argparse refused (2, one line printed)
     try:
         with one_line_warnings(), stop_on_sigterm(): _dispatch(args, argv) # SIGTERM while libraries load says so too

@@ -20,21 +20,19 @@ import torch
 from trl import GRPOConfig
 from transformers import AutoConfig
 
-from .core import OneShotError, compute_dtype, world_size
+from .core import SETTING_RANGES, OneShotError, compute_dtype, cpu_busy, moved_names, range_problem, world_size
 from .data import FORMATS
 from .methods import (ALGO_PRESETS, builtin_methods, get_method, load_methods, on_register, parse_algo,
                                     registered_methods)
 from .models import resolve_model_source
-from .options import SETTING_RANGES, cpu_busy, range_problem, _kind, option_fields, TrainOptions
 
 # %% auto #0
 __all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'EXACT_BUCKETING_LOSS_TYPES', 'PRESETS',
            'PRESET_REWARDS', 'PRESET_LORA', 'register_loss_type', 'loss_types', 'method_loss_type', 'OneShotConfig',
-           'add_config_fields', 'trainer_field_table', 'write_trainer_fields', 'check_generation_batch', 'check_ranges',
-           'check_oneshot_config', 'as_oneshot_config', 'model_config', 'model_num_layers', 'check_whole_groups',
-           'check_dynamic_sampling', 'bucketing_problem', 'check_length_bucketing', 'check_run', 'run_notes',
-           'register_preset', 'demo_settings', 'config_preset', 'preset_differences', 'preset_note', 'method_defaults',
-           'preset_table_differences', 'batch_layout']
+           'add_config_fields', 'check_generation_batch', 'check_ranges', 'check_oneshot_config', 'as_oneshot_config',
+           'model_config', 'model_num_layers', 'check_whole_groups', 'check_dynamic_sampling', 'bucketing_problem',
+           'check_length_bucketing', 'check_run', 'run_notes', 'register_preset', 'demo_settings', 'config_preset',
+           'preset_differences', 'preset_note', 'method_defaults', 'preset_table_differences', 'batch_layout']
 
 # %% ../nbs/api/12_config.ipynb #1d8c60a7
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo") # TRL's; a method adds its own (`register_loss_type`)
@@ -148,55 +146,6 @@ def add_config_fields(method: type, # a `TrainerMethod` subclass; its `config_fi
 
 # %% ../nbs/api/12_config.ipynb #22873d2e
 on_register(add_config_fields) # every method registered, now or later, brings its fields
-
-# %% ../nbs/api/12_config.ipynb #f78b6c3a
-def _json_default(f) -> object:
-    "A field's default as JSON can hold it (an enum's value, other objects as text)."
-    import dataclasses, enum
-    value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-    if isinstance(value, enum.Enum): value = value.value
-    if value is dataclasses.MISSING: return None
-    try: json.dumps(value); return value
-    except (TypeError, ValueError): return str(value)
-
-def _field_choices(name: str, hint) -> list[str] | None:
-    "The values a field takes when they are a known list: an enum's (lr_scheduler_type, optim, ...), the loggers (report_to), the loss types."
-    import enum
-    if name == "report_to":
-        from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
-        return [*INTEGRATION_TO_CALLBACK, "all", "none"]
-    if name == "loss_type": return list(loss_types())
-    enums = [a for a in typing.get_args(hint) if isinstance(a, type) and issubclass(a, enum.Enum)]
-    return [e.value for e in enums[0]] if enums else None
-
-def trainer_field_table() -> dict[str, dict]:
-    "Every `OneShotConfig` field of TRL, this package and its methods: {name: {kind, default, help (its first sentence), option (a `train` option sets it), choices (when known)}}."
-    import re
-    load_methods()
-    options, builtin = {f.name for f in option_fields(TrainOptions)}, set(builtin_methods())
-    def first_sentence(text: str) -> str:
-        text = " ".join(str(text or "").split())
-        first = re.split(r"\.\s+(?=[A-Z])", text)[0] if text else ""
-        return (first if first.endswith(".") or not first else first + ".")[:160]
-    hints = typing.get_type_hints(OneShotConfig)
-    table = {}
-    for f in fields(OneShotConfig):
-        if FIELD_OWNERS.get(f.name) not in (None, *builtin): continue
-        table[f.name] = {"kind": _kind(f.type), "default": _json_default(f), "help": first_sentence(f.metadata.get("help")),
-                         "option": f.name in options}
-        if (choices := _field_choices(f.name, hints.get(f.name))) is not None: table[f.name]["choices"] = choices
-    return table
-
-# %% ../nbs/api/12_config.ipynb #caedfaa0
-def write_trainer_fields(path: str | Path | None = None, # None: the package's assets/trainer_fields.json
-                        ) -> Path:
-    "Write `trainer_field_table` where `options.trainer_fields` reads it, with the TRL and transformers versions it was made with."
-    import transformers, trl
-    path = Path(path) if path is not None else Path(__file__).parent / "assets" / "trainer_fields.json"
-    record = {"made_by": "oneshot_reason.config.write_trainer_fields()", "trl": trl.__version__,
-              "transformers": transformers.__version__, "fields": trainer_field_table()}
-    path.write_text(json.dumps(record, indent=1) + "\n")
-    return path
 
 # %% ../nbs/api/12_config.ipynb #689fad80
 def check_generation_batch(args) -> None: # an `OneShotConfig` before TRL's `__post_init__`
@@ -510,3 +459,6 @@ def batch_layout(args) -> str: # an `OneShotConfig`
 
 # %% ../nbs/api/12_config.ipynb #38c40749
 load_methods() # the built-in methods and installed plug-ins register their fields, presets and loss types
+
+# %% ../nbs/api/12_config.ipynb #a8006677
+__getattr__ = moved_names(__name__, {"trainer_field_table": "oneshot_reason.options", "write_trainer_fields": "oneshot_reason.options"}) # they moved to the options, which read their file

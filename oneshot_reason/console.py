@@ -20,8 +20,9 @@ from .options import FORMAT_REWARDS, TrainOptions, cli_words, option_fields
 from .runfiles import write_text_atomic
 
 # %% auto #0
-__all__ = ['quiet_progress_bars', 'Console', 'step_line', 'console_callback', 'summary_text', 'busy_cpu_warning', 'run_header',
-           'RunClock', 'metric_counts', 'eval_text', 'generate_text']
+__all__ = ['quiet_progress_bars', 'Console', 'step_line', 'console_callback', 'use_console', 'watch_health', 'health_report',
+           'summary_text', 'cuda_available', 'busy_cpu_warning', 'run_header', 'RunClock', 'metric_counts', 'eval_text',
+           'generate_text']
 
 # %% ../nbs/api/28_console.ipynb #fb4806d0
 def quiet_progress_bars() -> None:
@@ -122,7 +123,7 @@ def console_callback(console: Console, # where the lines go
     return ConsoleProgress()
 
 # %% ../nbs/api/28_console.ipynb #db8edf68
-def _use_console(trainer, console: Console) -> None:
+def use_console(trainer, console: Console) -> None:
     "Swap the trainer's printing callbacks for `console_callback`."
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
     printers = (PrinterCallback, ProgressCallback)
@@ -133,7 +134,7 @@ def _use_console(trainer, console: Console) -> None:
     trainer.add_callback(console_callback(console))
 
 # %% ../nbs/api/28_console.ipynb #86f632a3
-def _watch_health(trainer, console: Console):
+def watch_health(trainer, console: Console):
     "Add the health checks to the trainer, saying each one once through `console` when it starts to hold; returns the callback."
     from oneshot_reason.health import health_callback
     watch = health_callback(lambda event: console.warn(event.text()))
@@ -141,7 +142,7 @@ def _watch_health(trainer, console: Console):
     return watch
 
 # %% ../nbs/api/28_console.ipynb #ef7eae42
-def _health_report(watch, config) -> dict:
+def health_report(watch, config) -> dict:
     "What summary.json keeps of the run's health: the events and the notes (the loss near 0)."
     from oneshot_reason.health import health_summary
     return health_summary(watch.monitor.events, watch.monitor.history, config.num_iterations)
@@ -202,7 +203,8 @@ def summary_text(summary: dict, # what `run_train` returns
     return "\n".join(lines)
 
 # %% ../nbs/api/28_console.ipynb #b05e0002
-def _cuda() -> bool:
+def cuda_available() -> bool:
+    "Whether torch sees a GPU (torch is imported when asked, not with the console)."
     import torch
     return torch.cuda.is_available()
 

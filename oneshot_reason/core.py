@@ -8,8 +8,10 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/api/core.html.md"""
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -19,10 +21,11 @@ import numpy as np # torch is imported where it is used: reading options and run
 if TYPE_CHECKING: import torch
 
 # %% auto #0
-__all__ = ['ENGINES', 'RESUME_STATE', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype', 'compute_dtype',
-           'chat_text', 'as_number', 'package_sources', 'moved_names', 'local_data_dir', 'append_jsonl', 'iter_jsonl',
-           'read_jsonl', 'setting_value', 'read_json', 'checkpoint_step', 'checkpoint_finished', 'missing_resume_state',
-           'checkpoint_problem', 'last_complete_checkpoint', 'is_main_process', 'world_size']
+__all__ = ['ENGINES', 'RESUME_STATE', 'SETTING_RANGES', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype',
+           'compute_dtype', 'chat_text', 'as_number', 'package_sources', 'moved_names', 'local_data_dir',
+           'append_jsonl', 'jsonl_record', 'iter_jsonl', 'read_jsonl', 'setting_value', 'read_json', 'checkpoint_step',
+           'checkpoint_finished', 'missing_resume_state', 'checkpoint_problem', 'last_complete_checkpoint',
+           'is_main_process', 'world_size', 'field_kind', 'range_problem', 'cpu_busy']
 
 # %% ../nbs/api/00_core.ipynb #fcc57688
 class OneShotError(ValueError):
@@ -192,7 +195,7 @@ def append_jsonl(path: str | Path, # the file to append to (created with its fol
     return n
 
 # %% ../nbs/api/00_core.ipynb #b5e9158d
-def _jsonl_problem(raw: bytes) -> tuple[Any, str | None]:
+def jsonl_record(raw: bytes) -> tuple[Any, str | None]:
     "(the object of one JSON Lines line, None) or (None, why it is not one)."
     try: line = raw.decode("utf-8-sig") # a byte-order mark, as editors on Windows write it, is read past
     except UnicodeDecodeError as e: return None, f"not UTF-8 text (byte {e.start + 1} of the line)"
@@ -212,7 +215,7 @@ def iter_jsonl(path: str | Path, # a JSON Lines file
         first = True
         for i, raw in enumerate(f, 1):
             if not raw.strip(): continue
-            record, why = _jsonl_problem(raw)
+            record, why = jsonl_record(raw)
             if why is None: first = False; yield record; continue
             if first and skipped is None and raw.lstrip(b"\xef\xbb\xbf \t").startswith(b"["): # a .json file's content, on one line or many
                 raise OneShotError(f"{path}: a JSON array, not one JSON object per line; name the file .json (read as a list of objects), "
@@ -360,3 +363,40 @@ def is_main_process() -> bool:
 def world_size() -> int:
     "The number of processes of a distributed launch (`$WORLD_SIZE`), 1 without one."
     return int(os.environ.get("WORLD_SIZE", "1"))
+
+# %% ../nbs/api/00_core.ipynb #5fec2544
+def field_kind(annotation) -> str:
+    "'bool', 'int', 'float', 'str' or 'other' for a dataclass field's type (a type or its string)."
+    text = annotation if isinstance(annotation, str) else annotation.__name__ if isinstance(annotation, type) else str(annotation)
+    parts = {p.strip().split(".")[-1] for p in re.split(r"[|\[\],]", text) if p.strip()} - {"None", "NoneType", "Optional"}
+    if parts in ({"float"}, {"float", "int"}): return "float"
+    return next(iter(parts)) if len(parts) == 1 and parts <= {"bool", "int", "str"} else "other"
+
+# %% ../nbs/api/00_core.ipynb #51d9eb65
+SETTING_RANGES: dict[str, tuple[float, bool, str]] = { # field -> (bound, bound excluded, what fits)
+    "max_steps": (1, False, "a whole number >= 1 (or -1, the default, to train num_train_epochs instead)"),
+    "per_device_train_batch_size": (1, False, "a whole number >= 1"), "num_generations": (2, False, "a whole number >= 2 (a group to compare)"), "gradient_accumulation_steps": (1, False, "a whole number >= 1"),
+    "max_completion_length": (1, False, "a whole number >= 1"), "learning_rate": (0, True, "a number > 0 (e.g. 1e-5)"),
+    "temperature": (0, True, "a number > 0 (1.0 samples the model as it is)"),
+    "save_steps": (0, True, "a number > 0 (below 1: a fraction of the run)"),
+    "logging_steps": (0, True, "a number > 0 (below 1: a fraction of the run)"),
+    "beta": (0, False, "a number >= 0 (0: no KL term)"), "num_iterations": (1, False, "a whole number >= 1"),
+    "warmup_steps": (0, False, "a number >= 0"), "top_k": (0, False, "a whole number >= 0 (0: no top-k)"),
+    "torch_threads": (1, False, "a whole number >= 1")}
+
+# %% ../nbs/api/00_core.ipynb #a312f1f1
+def range_problem(name: str, value) -> str | None:
+    "What fits `name` (`SETTING_RANGES`) when `value` is outside its range; None when it fits or has no range."
+    if name not in SETTING_RANGES or isinstance(value, bool) or not isinstance(value, (int, float)): return None
+    bound, excluded, what = SETTING_RANGES[name]
+    if name == "max_steps" and value == -1: return None
+    return what if not math.isfinite(value) or value < bound or (excluded and value == bound) else None
+
+# %% ../nbs/api/00_core.ipynb #b246af64
+def cpu_busy(load: float | None = None, # the 1-minute load average (default: `os.getloadavg`)
+             cores: int | None = None, # the CPU cores (default: `os.cpu_count`)
+            ) -> str | None:
+    "'load 4.9 on 2 cores' when other jobs keep every core busy (load >= cores), where torch's threads wait on each other; else None."
+    if load is None: load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    cores = cores or os.cpu_count() or 1
+    return f"load {load:.1f} on {cores} cores" if load >= cores else None

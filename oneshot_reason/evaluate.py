@@ -27,11 +27,11 @@ from . import __version__
 from .core import OneShotError, append_jsonl, chat_text, is_main_process, iter_jsonl
 from .data import (BENCHMARKS, FORMATS, PromptFormat, build_prompt, extract_boxed_answer, extract_hash_answer,
                                  get_format, load_benchmark, load_math_file, local_benchmark_copy, synthetic_problems)
-from .models import load_policy, tiny_path
+from .models import load_policy, model_name
 from .runfiles import write_text_atomic
 from .answers import extract_answer, final_answer, normalize_number
 from .grading import check_answer, warm_up_grader
-from .inference import (_model_name, choose_engine, ct2_compute_type, generate_completions, render_prompt,
+from .inference import (choose_engine, ct2_compute_type, generate_completions, render_prompt,
                                       sampling_settings)
 
 # %% auto #0
@@ -393,7 +393,7 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
     name, data = _benchmark_rows(benchmark, limit, format, data_path)
     warm_up_grader(timeout=0) # math-verify's worker starts while the model generates
     if len(data) == 0: raise OneShotError(f"benchmark {name!r} has no problems to evaluate; check data_path= and limit=")
-    model_name, prompts = _model_name(model), list(data["prompt"])
+    known_as, prompts = model_name(model) or type(model).__name__, list(data["prompt"])
     fmt = format if format not in (None, "native") else _prompt_format(prompts[0]) # what strict accuracy reads
     settings = dict(n_samples=n_samples, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
                     seed=seed, progress=progress, details=True)
@@ -420,7 +420,7 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
     metrics = score_samples([r["correct"] for r in records], [r["answers"] for r in records])
     if fmt is not None: # strict accuracy next to pass@1, its lenient counterpart
         metrics = {"pass@1": metrics.pop("pass@1"), "strict_pass@1": avg_at_k([r["strict"] for r in records]), **metrics}
-    result = EvalResult(name, metrics, records, n_samples, float(temperature), model_name, time.perf_counter() - start, engine,
+    result = EvalResult(name, metrics, records, n_samples, float(temperature), known_as, time.perf_counter() - start, engine,
                         format=get_format(fmt).name if fmt is not None else None, max_new_tokens=max_new_tokens,
                         sampling=sampling_settings(temperature, top_p), seed=seed, limit=limit,
                         batch_size=batch_size if engine != "vllm" else None,

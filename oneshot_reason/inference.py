@@ -21,7 +21,7 @@ from transformers import AutoTokenizer, GenerationConfig, StoppingCriteria, Stop
 from .core import ENGINES, OneShotError, append_jsonl, is_main_process, set_seed
 from .data import build_prompt
 from .fastgen import fast_generate, fast_path_refusal, stop_ids
-from .models import CT2_INSTALL, CT2_TOKENIZER, ctranslate2_folder, load_policy, plain_model_folder, prepare_tokenizer, tiny_path
+from .models import CT2_INSTALL, CT2_TOKENIZER, ctranslate2_folder, load_policy, model_name, plain_model_folder, prepare_tokenizer, tiny_path
 from .answers import extract_answer
 
 # %% auto #0
@@ -220,14 +220,6 @@ def generate_completions_vllm(model_path: str, # a named model, a folder (a LoRA
     truncated = [[o.finish_reason == "length" for o in out.outputs] * (n_samples // copies) for out in outputs]
     return Generations(completions, truncated, texts, sum(len(o.token_ids) for out in outputs for o in out.outputs), seconds, engine="vllm")
 
-# %% ../nbs/api/22_inference.ipynb #5c48472a
-def _model_name(model) -> str:
-    "The model as a reader knows it: 'tiny' for the embedded model (not its install path), else its name or folder."
-    if not isinstance(model, (str, Path)):
-        model = getattr(model, "name_or_path", "") or getattr(getattr(model, "config", None), "_name_or_path", "") or type(model).__name__
-    try: return "tiny" if Path(model).resolve() == tiny_path().resolve() else str(model)
-    except (OSError, ValueError): return str(model)
-
 # %% ../nbs/api/22_inference.ipynb #d59a1ce2
 def ctranslate2_available() -> bool:
     "True when the ctranslate2 package is installed (the package runs it on the CPU)."
@@ -240,7 +232,7 @@ def choose_engine(engine: str = "auto", # one of `ENGINES`
     "The engine that generates for `model`: `engine` when it can run here (else one line naming the fix); 'auto' as above."
     name = str(engine).strip().lower()
     if name not in ENGINES: raise OneShotError(f"engine={engine!r} is not an engine; choose one of {', '.join(ENGINES)}")
-    saved = isinstance(model, (str, Path)) and _model_name(model) != "tiny"
+    saved = isinstance(model, (str, Path)) and model_name(model) != "tiny"
     if name == "auto":
         if saved and vllm_available(): return "vllm"
         if saved and not torch.cuda.is_available() and ctranslate2_available(): return "ctranslate2"
@@ -381,7 +373,7 @@ class Generator:
         return out[0] if n == 1 else out
 
     def __repr__(self) -> str:
-        return f"Generator({_model_name(self.model)} on {self.device}{'' if self.engine == 'torch' else ', ' + self.engine})"
+        return f"Generator({model_name(self.model) or type(self.model).__name__} on {self.device}{'' if self.engine == 'torch' else ', ' + self.engine})"
 
 # %% ../nbs/api/22_inference.ipynb #1f498a3d
 def build_text_generator(model_id_or_model="tiny", # a name or path for `load_policy`, a model, or a (model, tokenizer) pair

@@ -43,10 +43,10 @@ __all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'C
            'SMOLLM2_INSTALL', 'CHAT_EOS', 'SMOLLM2_NAME', 'SMOLLM2_CONVERSION', 'QWEN_CODER_05B', 'QWEN_CODER_15B',
            'QWEN_CONVERSION', 'MODELS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED', 'DIGEST_FILES',
            'CT2_CONVERSION', 'CT2_INSTALL', 'CT2_TOKENIZER', 'prepare_tokenizer', 'resolve_dtype', 'lora_config',
-           'tiny_path', 'model_cache_dir', 'stage', 'cached_folder', 'smollm2_gguf', 'convert_gguf', 'smollm2_folder',
-           'SplitGGUF', 'gguf_parts', 'assemble_gguf', 'split_gguf_folder', 'NamedModel', 'named_model', 'hub_offline',
-           'resolve_model_source', 'add_lora', 'policy_dtype', 'precision_warning', 'load_policy', 'save_policy',
-           'weights_digest', 'plain_model_folder', 'source_digest', 'ctranslate2_folder']
+           'tiny_path', 'model_name', 'model_cache_dir', 'stage', 'cached_folder', 'smollm2_gguf', 'convert_gguf',
+           'smollm2_folder', 'SplitGGUF', 'gguf_parts', 'assemble_gguf', 'split_gguf_folder', 'NamedModel',
+           'named_model', 'hub_offline', 'resolve_model_source', 'add_lora', 'policy_dtype', 'precision_warning',
+           'load_policy', 'save_policy', 'weights_digest', 'plain_model_folder', 'source_digest', 'ctranslate2_folder']
 
 # %% ../nbs/api/07_models.ipynb #94f16243
 CHATML_TEMPLATE = (
@@ -118,6 +118,16 @@ def lora_config(lora: bool | int | dict | LoraConfig = True, # True, a rank, ove
 def tiny_path() -> Path:
     "The folder of the embedded `tiny` model shipped with the package."
     return Path(str(importlib.resources.files("oneshot_reason"))) / "assets" / "tiny"
+
+# %% ../nbs/api/07_models.ipynb #6408948d
+def model_name(model, # a name or folder for `load_policy`, or a loaded model
+              ) -> str | None:
+    "The name a model is known by: 'tiny' for the embedded model (not its install path), else the name or folder given, or the loaded model's `name_or_path`; None for one built in memory."
+    if not isinstance(model, (str, Path)):
+        model = getattr(model, "name_or_path", "") or getattr(getattr(model, "config", None), "_name_or_path", "")
+    if not model: return None
+    try: return "tiny" if Path(model).resolve() == tiny_path().resolve() else str(model)
+    except (OSError, ValueError): return str(model)
 
 # %% ../nbs/api/07_models.ipynb #330b15fe
 CACHE_ENV = "ONESHOT_CACHE_DIR" # the folder of the package's caches; converted models go in its models/

@@ -14,20 +14,22 @@ import json
 import math
 import os
 import re
+import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .core import ENGINES, OneShotError, package_sources
+from .core import SETTING_RANGES, ENGINES, OneShotError, cpu_busy, field_kind, package_sources, range_problem
 
 # %% auto #0
-__all__ = ['DTYPE_HELP', 'MODEL_NAMES', 'SETTING_RANGES', 'FORMAT_REWARDS', 'MODEL_DEFAULTS', 'EVAL_BATCH_SIZE', 'ENGINE_HELP',
-           'TRAIN_GROUPS', 'TRAINER_FLAGS_SHOWN', 'TrainOptions', 'SettingError', 'method_flags', 'option_fields',
-           'range_problem', 'cpu_busy', 'trainer_fields', 'trainer_flags', 'apply_model_defaults', 'model_format',
-           'fill_method_defaults', 'check_options', 'load_options', 'cli_words', 'EvalOptions', 'GenerateOptions',
-           'make_options', 'add_flags', 'add_train_flags']
+__all__ = ['DTYPE_HELP', 'MODEL_NAMES', 'FORMAT_REWARDS', 'MODEL_DEFAULTS', 'EVAL_BATCH_SIZE', 'ENGINE_HELP', 'TRAIN_GROUPS',
+           'TRAINER_FLAGS_SHOWN', 'TrainOptions', 'SettingError', 'did_you_mean', 'method_flags', 'option_fields',
+           'option_choices', 'trainer_fields', 'trainer_flags', 'trainer_field_table', 'write_trainer_fields',
+           'apply_model_defaults', 'model_format', 'fill_method_defaults', 'SettledDict', 'check_options',
+           'load_options', 'cli_words', 'EvalOptions', 'GenerateOptions', 'make_options', 'add_flags',
+           'add_train_flags']
 
 # %% ../nbs/api/01_options.ipynb #e4d58175
 def _opt(default, help: str, factory=None, least=None, accepted: str | None = None, positional: bool = False,
@@ -41,10 +43,16 @@ def _opt(default, help: str, factory=None, least=None, accepted: str | None = No
 DTYPE_HELP = ("weights' precision: auto, float32, bfloat16 or float16 (auto: float32 when every weight trains, bfloat16 "
               "compute on a GPU; with LoRA or for inference, bfloat16 for a 16-bit checkpoint on a GPU or a CPU with "
               "native bfloat16; else float32)")
+class _Worded:
+    "Options that name their settings as the user wrote them (`load_options` and `make_options` record how)."
+    def setting(self, key: str, value: Any = None, show_value: bool = True) -> str:
+        "Setting `key` (with `value`) as the user wrote it: a flag, a key of their YAML file, or a Python argument."
+        return _setting(self, key, value, show_value)
+
 MODEL_NAMES = "tiny, smollm2-135m, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b" # the named models, as the help lists them
 
 @dataclass
-class TrainOptions:
+class TrainOptions(_Worded):
     "Everything `oneshot-reason train` needs; the defaults are the offline demo."
     model: str | None = _opt(None, f"HF id, local folder, or a named model: {MODEL_NAMES} (default: the embedded offline model 'tiny')")
     dataset: str | None = _opt(None, "gsm8k, synthetic, or a benchmark name (default: synthetic problems; gsm8k with --model)")
@@ -80,6 +88,34 @@ class TrainOptions:
     @property
     def offline_demo(self) -> bool: return self.model in (None, "tiny") and self.dataset in (None, "synthetic") and not self.data_path
 
+    def __setattr__(self, name: str, value):
+        "Checked options are the run's plan: read, never changed (build others with `dataclasses.replace`)."
+        if self.__dict__.get("_checked") and not name.startswith("_"):
+            raise AttributeError(f"{name}: checked options are settled; build new ones with dataclasses.replace(opts, {name}=...)")
+        object.__setattr__(self, name, value)
+
+    @property
+    def benchmark(self) -> str | None:
+        "The held-out benchmark the run evaluates (a name, or a data file's full path), settled by `check_options`; None: none."
+        return self.__dict__["_benchmark"] if "_benchmark" in self.__dict__ else _eval_benchmark(self)
+
+    @property
+    def method_settings(self) -> dict:
+        "The methods' own flags given (BuPO's `internal_layer`, ...), for the run's `OneShotConfig`."
+        if "_method_settings" in self.__dict__: return dict(self._method_settings)
+        return {f.name: getattr(self, f.name) for f in method_flags() if getattr(self, f.name) is not None}
+
+    def name(self, key: str) -> str:
+        "A setting's bare name in the user's words: `--algo` on the command line, `algo` in a file or in Python."
+        return _name(self, key)
+
+    def origin(self, key: str) -> str:
+        "Where the value of `key` came from: 'cli', 'yaml' or 'python' (given), 'model' (the named model's defaults), 'preset' (the method's preset), or 'default'."
+        given = self.__dict__.get("_sources", {})
+        if key in given: return given[key]
+        if key in self.__dict__.get("_model_defaults", ()): return "model"
+        return "preset" if key in self.__dict__.get("_from_preset", ()) else "default"
+
 # %% ../nbs/api/01_options.ipynb #3aba19f0
 class SettingError(OneShotError):
     "A refused setting, already named in the words of the interface the user is in."
@@ -111,20 +147,12 @@ def _refuse(opts, key: str, value: Any, accepted: str) -> OneShotError:
     return SettingError(f"{_setting(opts, key, value)}: {accepted}")
 
 # %% ../nbs/api/01_options.ipynb #c5b92631
-def _did_you_mean(name: str, # what the user wrote
-                  candidates, # the names accepted
-                 ) -> str:
+def did_you_mean(name: str, # what the user wrote
+                 candidates, # the names accepted
+                ) -> str:
     "'; did you mean ...?' with the closest candidate, or '' when none is close."
     close = difflib.get_close_matches(str(name), list(candidates), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
-
-# %% ../nbs/api/01_options.ipynb #5fec2544
-def _kind(annotation) -> str:
-    "'bool', 'int', 'float', 'str' or 'other' for a dataclass field's type (a type or its string)."
-    text = annotation if isinstance(annotation, str) else annotation.__name__ if isinstance(annotation, type) else str(annotation)
-    parts = {p.strip().split(".")[-1] for p in re.split(r"[|\[\],]", text) if p.strip()} - {"None", "NoneType", "Optional"}
-    if parts in ({"float"}, {"float", "int"}): return "float"
-    return next(iter(parts)) if len(parts) == 1 and parts <= {"bool", "int", "str"} else "other"
 
 # %% ../nbs/api/01_options.ipynb #f16a8fb7
 def method_flags() -> list:
@@ -136,7 +164,7 @@ def method_flags() -> list:
             if not (flag := f.metadata.get("flag")): continue
             option = _opt(None, flag["help"], least=flag.get("least"), accepted=flag.get("accepted"))
             option.metadata = {**option.metadata, "choices": flag.get("choices")}
-            option.name, option.type = f.name, f"{_kind(f.type)} | None"
+            option.name, option.type = f.name, f"{field_kind(f.type)} | None"
             out.setdefault(f.name, option)
     return list(out.values())
 
@@ -180,14 +208,14 @@ def _least(f) -> tuple[Any, str | None]:
     least = f.metadata.get("least")
     if least is None: least = _RANGES.get(f.name)
     if least is None: return None, None
-    return least, f.metadata.get("accepted") or f"{'a whole number' if _kind(f.type) == 'int' else 'a number'} >= {least}"
+    return least, f.metadata.get("accepted") or f"{'a whole number' if field_kind(f.type) == 'int' else 'a number'} >= {least}"
 
 # %% ../nbs/api/01_options.ipynb #5f0d7c1c
 def _check_values(opts) -> None:
     "Convert each option of `opts` (a `TrainOptions`, `EvalOptions` or `GenerateOptions`) to its field's type and check its range; one line naming the setting on the first bad one."
     for f in option_fields(type(opts)):
         if f.name == "trainer": continue
-        value, kind = getattr(opts, f.name), _kind(f.type)
+        value, kind = getattr(opts, f.name), field_kind(f.type)
         least, words = _least(f)
         try: value = _convert(value, kind)
         except (ValueError, TypeError, AttributeError):
@@ -197,7 +225,7 @@ def _check_values(opts) -> None:
         if (choices := f.metadata.get("choices")) and value is not None:
             if str(value).strip().lower() not in choices:
                 words = f.metadata.get("accepted") or f"choose one of {', '.join(choices)}"
-                raise _refuse(opts, f.name, value, words + _did_you_mean(str(value), choices))
+                raise _refuse(opts, f.name, value, words + did_you_mean(str(value), choices))
             value = str(value).strip().lower()
         setattr(opts, f.name, value)
     if not isinstance(getattr(opts, "trainer", {}), dict): raise _refuse(opts, "trainer", opts.trainer, "expected a mapping of OneShotConfig fields")
@@ -235,7 +263,7 @@ def _choice_names(key: str) -> list[str]:
     raise KeyError(key)
 
 # %% ../nbs/api/01_options.ipynb #4b41aa66
-def _choices() -> dict[str, list[str]]:
+def option_choices() -> dict[str, list[str]]:
     "The accepted values of the options that name something, from the package's registries (all of them: for the help)."
     from oneshot_reason.config import PRESETS
     return {**{k: _choice_names(k) for k in ("format", "reward_preset", "preset", "methods", "dataset")},
@@ -247,17 +275,17 @@ def _check_choices(opts: TrainOptions) -> None:
     if str(opts.dtype).lower() != "auto":
         from oneshot_reason.models import DTYPE_NAMES
         if str(opts.dtype).lower() not in DTYPE_NAMES:
-            raise _refuse(opts, "dtype", opts.dtype, "unknown dtype; choose auto, float32, bfloat16 or float16" + _did_you_mean(opts.dtype, DTYPE_NAMES))
+            raise _refuse(opts, "dtype", opts.dtype, "unknown dtype; choose auto, float32, bfloat16 or float16" + did_you_mean(opts.dtype, DTYPE_NAMES))
     for key in ("format", "reward_preset", "preset", "dataset"):
         value = getattr(opts, key)
         if value is None: continue
         if key in ("dataset", "format", "reward_preset", "preset"): value = str(value).strip().lower(); setattr(opts, key, value)
         if value not in (names := _choice_names(key)):
-            raise _refuse(opts, key, value, f"unknown {key.replace('_', ' ')}; choose one of {', '.join(names)}" + _did_you_mean(value, names))
+            raise _refuse(opts, key, value, f"unknown {key.replace('_', ' ')}; choose one of {', '.join(names)}" + did_you_mean(value, names))
     for f in method_flags(): # a method's flag with a list of choices (M3PO's cross_path_mode)
         value, choices = getattr(opts, f.name), f.metadata.get("choices")
         if choices and value is not None and value not in choices:
-            raise _refuse(opts, f.name, value, (f.metadata.get("accepted") or f"choose one of {', '.join(choices)}") + _did_you_mean(value, choices))
+            raise _refuse(opts, f.name, value, (f.metadata.get("accepted") or f"choose one of {', '.join(choices)}") + did_you_mean(value, choices))
     if opts.algo == "grpo": return # the default: no registry to ask
     from oneshot_reason.methods import parse_algo
     try: opts.algo = "+".join(parse_algo(opts.algo)) or "grpo"
@@ -266,7 +294,7 @@ def _check_choices(opts: TrainOptions) -> None:
         names = ["grpo", *methods]
         bad = next((p for p in str(opts.algo).lower().split("+") if p.strip() not in names), "")
         what = f"unknown algorithm {bad.strip()!r}; choose grpo or {', '.join(methods)}, joined with '+' to combine them" if bad.strip() else re.sub(r"^algo=\S+ ", "", str(e))
-        raise _refuse(opts, "algo", opts.algo, what + _did_you_mean(bad.strip(), names)) from None
+        raise _refuse(opts, "algo", opts.algo, what + did_you_mean(bad.strip(), names)) from None
 
 # %% ../nbs/api/01_options.ipynb #1cf0feff
 def _check_model(opts, # TrainOptions, EvalOptions or GenerateOptions
@@ -276,37 +304,8 @@ def _check_model(opts, # TrainOptions, EvalOptions or GenerateOptions
     if value is None: return
     names, key = [n.strip() for n in MODEL_NAMES.split(",")], str(value).strip().lower().replace(" ", "")
     if key in names or "/" in str(value) or Path(str(value)).expanduser().exists(): return
-    if hint := _did_you_mean(key, names):
+    if hint := did_you_mean(key, names):
         raise _refuse(opts, "model", value, f"not a named model ({MODEL_NAMES}), a folder or a Hub id (org/name){hint}")
-
-# %% ../nbs/api/01_options.ipynb #51d9eb65
-SETTING_RANGES: dict[str, tuple[float, bool, str]] = { # field -> (bound, bound excluded, what fits)
-    "max_steps": (1, False, "a whole number >= 1 (or -1, the default, to train num_train_epochs instead)"),
-    "per_device_train_batch_size": (1, False, "a whole number >= 1"), "num_generations": (2, False, "a whole number >= 2 (a group to compare)"), "gradient_accumulation_steps": (1, False, "a whole number >= 1"),
-    "max_completion_length": (1, False, "a whole number >= 1"), "learning_rate": (0, True, "a number > 0 (e.g. 1e-5)"),
-    "temperature": (0, True, "a number > 0 (1.0 samples the model as it is)"),
-    "save_steps": (0, True, "a number > 0 (below 1: a fraction of the run)"),
-    "logging_steps": (0, True, "a number > 0 (below 1: a fraction of the run)"),
-    "beta": (0, False, "a number >= 0 (0: no KL term)"), "num_iterations": (1, False, "a whole number >= 1"),
-    "warmup_steps": (0, False, "a number >= 0"), "top_k": (0, False, "a whole number >= 0 (0: no top-k)"),
-    "torch_threads": (1, False, "a whole number >= 1")}
-
-# %% ../nbs/api/01_options.ipynb #a312f1f1
-def range_problem(name: str, value) -> str | None:
-    "What fits `name` (`SETTING_RANGES`) when `value` is outside its range; None when it fits or has no range."
-    if name not in SETTING_RANGES or isinstance(value, bool) or not isinstance(value, (int, float)): return None
-    bound, excluded, what = SETTING_RANGES[name]
-    if name == "max_steps" and value == -1: return None
-    return what if not math.isfinite(value) or value < bound or (excluded and value == bound) else None
-
-# %% ../nbs/api/01_options.ipynb #b246af64
-def cpu_busy(load: float | None = None, # the 1-minute load average (default: `os.getloadavg`)
-             cores: int | None = None, # the CPU cores (default: `os.cpu_count`)
-            ) -> str | None:
-    "'load 4.9 on 2 cores' when other jobs keep every core busy (load >= cores), where torch's threads wait on each other; else None."
-    if load is None: load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    cores = cores or os.cpu_count() or 1
-    return f"load {load:.1f} on {cores} cores" if load >= cores else None
 
 # %% ../nbs/api/01_options.ipynb #f4d5a04c
 @functools.cache
@@ -328,7 +327,7 @@ def _check_trainer_fields(opts: TrainOptions) -> None:
     for key, value in list(opts.trainer.items()):
         if key not in known:
             raise SettingError(f"{_setting(opts, 'trainer.' + key, show_value=False)}: {key!r} is not an OneShotConfig field"
-                               + (_did_you_mean(key, known) or "; see OneShotConfig for the fields"))
+                               + (did_you_mean(key, known) or "; see OneShotConfig for the fields"))
         kind, given = known[key]["kind"], value
         try: value = _convert(value, kind)
         except (ValueError, TypeError, AttributeError): raise _refuse(opts, f"trainer.{key}", given, f"expected {_KIND_WORDS[kind]}") from None
@@ -338,8 +337,59 @@ def _check_trainer_fields(opts: TrainOptions) -> None:
                 if str(item) in choices: continue
                 shown = ", ".join(choices[:16]) + (f" and {len(choices) - 16} more" if len(choices) > 16 else "")
                 raise _refuse(opts, f"trainer.{key}", given, f"unknown {key.replace('_', ' ')} {str(item)!r}; choose one of {shown}"
-                              + _did_you_mean(str(item), choices))
+                              + did_you_mean(str(item), choices))
         opts.trainer[key] = value
+
+# %% ../nbs/api/01_options.ipynb #f78b6c3a
+def _json_default(f) -> object:
+    "A field's default as JSON can hold it (an enum's value, other objects as text)."
+    import dataclasses, enum
+    value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+    if isinstance(value, enum.Enum): value = value.value
+    if value is dataclasses.MISSING: return None
+    try: json.dumps(value); return value
+    except (TypeError, ValueError): return str(value)
+
+def _field_choices(name: str, hint) -> list[str] | None:
+    "The values a field takes when they are a known list: an enum's (lr_scheduler_type, optim, ...), the loggers (report_to), the loss types."
+    import enum, typing
+    from oneshot_reason.config import loss_types
+    if name == "report_to":
+        from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
+        return [*INTEGRATION_TO_CALLBACK, "all", "none"]
+    if name == "loss_type": return list(loss_types())
+    enums = [a for a in typing.get_args(hint) if isinstance(a, type) and issubclass(a, enum.Enum)]
+    return [e.value for e in enums[0]] if enums else None
+
+def trainer_field_table() -> dict[str, dict]:
+    "Every `OneShotConfig` field of TRL, this package and its methods: {name: {kind, default, help (its first sentence), option (a `train` option sets it), choices (when known)}}."
+    from oneshot_reason.config import FIELD_OWNERS, OneShotConfig
+    from oneshot_reason.methods import builtin_methods, load_methods
+    load_methods()
+    options, builtin = {f.name for f in option_fields(TrainOptions)}, set(builtin_methods())
+    def first_sentence(text: str) -> str:
+        text = " ".join(str(text or "").split())
+        first = re.split(r"\.\s+(?=[A-Z])", text)[0] if text else ""
+        return (first if first.endswith(".") or not first else first + ".")[:160]
+    hints = typing.get_type_hints(OneShotConfig)
+    table = {}
+    for f in fields(OneShotConfig):
+        if FIELD_OWNERS.get(f.name) not in (None, *builtin): continue
+        table[f.name] = {"kind": field_kind(f.type), "default": _json_default(f), "help": first_sentence(f.metadata.get("help")),
+                         "option": f.name in options}
+        if (choices := _field_choices(f.name, hints.get(f.name))) is not None: table[f.name]["choices"] = choices
+    return table
+
+# %% ../nbs/api/01_options.ipynb #caedfaa0
+def write_trainer_fields(path: str | Path | None = None, # None: the package's assets/trainer_fields.json
+                        ) -> Path:
+    "Write `trainer_field_table` where `options.trainer_fields` reads it, with the TRL and transformers versions it was made with."
+    import transformers, trl
+    path = Path(path) if path is not None else Path(__file__).parent / "assets" / "trainer_fields.json"
+    record = {"made_by": "oneshot_reason.options.write_trainer_fields()", "trl": trl.__version__,
+              "transformers": transformers.__version__, "fields": trainer_field_table()}
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    return path
 
 # %% ../nbs/api/01_options.ipynb #63560cdb
 def _check_paths(opts: TrainOptions) -> None:
@@ -383,7 +433,7 @@ def _check_eval_benchmark(opts: TrainOptions) -> None:
     names = ["synthetic", *[b for b in BENCHMARK_NAMES if b != "synthetic"]]
     what = ("the file is a folder" if path.is_dir() else "the file does not exist") if path.suffix or "/" in str(value) else "unknown benchmark"
     raise _refuse(opts, "eval_benchmark", value, f"{what}; choose one of {', '.join(names)}, or a data file (.jsonl, .json, .parquet or .csv)"
-                  + ("" if what != "unknown benchmark" else _did_you_mean(str(value).lower(), names)))
+                  + ("" if what != "unknown benchmark" else did_you_mean(str(value).lower(), names)))
 
 # %% ../nbs/api/01_options.ipynb #2b0cca1f
 def _eval_benchmark(opts: TrainOptions) -> str | None:
@@ -432,7 +482,7 @@ MODEL_DEFAULTS: dict[str, dict] = { # named real model -> what its config uses (
 def apply_model_defaults(opts: TrainOptions) -> list[str]:
     "Fill the settings left unset from `MODEL_DEFAULTS` of a named real model and the methods' own `model_defaults` (none with an explicit preset); returns their names."
     key = str(opts.model or "").strip().lower().replace(" ", "")
-    if opts.preset is not None or key not in MODEL_DEFAULTS: return []
+    if opts.preset is not None or key not in MODEL_DEFAULTS or opts.__dict__.get("_checked"): return []
     defaults, filled = MODEL_DEFAULTS[key], []
     own, trainer_own = _methods_model_defaults(opts.algo, key)
     for name, value in {**defaults, **own}.items():
@@ -456,7 +506,9 @@ def fill_method_defaults(opts: TrainOptions, # checked options
     "Set the preset, format, reward stack and LoRA rank the user left unset from the method's preset; refuse an ambiguous mix of methods."
     from oneshot_reason.config import PRESETS, PRESET_LORA, PRESET_REWARDS, method_defaults
     from oneshot_reason.methods import parse_algo
+    if opts.__dict__.get("_checked"): return opts # settled: filled already
     apply_model_defaults(opts)
+    unset = [k for k in ("preset", "format", "reward_preset", "lora") if getattr(opts, k) is None and not (k == "format" and opts.trainer.get("format"))]
     layout = lambda preset: (PRESETS[preset]().get("format", "xml"), PRESET_REWARDS.get(preset))
     given_format = opts.format or opts.trainer.get("format")
     if opts.preset is None and not opts.offline_demo and given_format is None:
@@ -475,13 +527,29 @@ def fill_method_defaults(opts: TrainOptions, # checked options
     if opts.lora is None: opts.lora = preset_lora
     elif isinstance(opts.lora, int) and opts.lora and isinstance(preset_lora, dict): # another rank, the preset's other settings
         opts.lora = {**preset_lora, "r": opts.lora, "lora_alpha": 2 * opts.lora}
+    opts._from_preset = [k for k in unset if getattr(opts, k) is not None] # what `origin` calls 'preset'
     return opts
+
+# %% ../nbs/api/01_options.ipynb #687fb2a4
+class SettledDict(dict):
+    "A dict that refuses changes: the `trainer:` settings of checked options (copy it with `dict(...)` to change one)."
+    def _refuse(self, *args, **kwargs): raise TypeError("checked options are settled: copy the mapping with dict(...) to change it")
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = __ior__ = _refuse
+    def __reduce__(self): return type(self), (dict(self),) # copies and pickles stay settled
+
+def _run_steps(opts: TrainOptions) -> int | None:
+    "The step count in the `run.json` of the run `opts` resumes (None when it has none, or the file is missing or damaged: the run folder's checks say so)."
+    try: steps = json.loads((Path(opts.output_dir).expanduser() / "run.json").read_text(encoding="utf-8-sig")).get("max_steps")
+    except (OSError, ValueError, AttributeError): return None
+    return steps if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0 else None
 
 # %% ../nbs/api/01_options.ipynb #39eb968f
 def check_options(opts: TrainOptions, # options from `load_options` or built directly (then named as Python arguments)
                  ) -> TrainOptions:
-    "Check and convert every option (types, ranges, files, registry names, `trainer:` fields), fill the method's defaults; returns `opts`."
+    "Check and convert every option (types, ranges, files, registry names, `trainer:` fields), fill the method's defaults, settle them (read-only from here); returns `opts`."
+    if opts.__dict__.get("_checked"): return opts # settled once
     if not hasattr(opts, "_sources"): opts._sources, opts._interface, opts._config_path = {}, "python", None
+    if isinstance(opts.trainer, SettledDict): opts.trainer = dict(opts.trainer) # others built from checked ones
     _check_values(opts)
     _check_resume(opts)
     _check_paths(opts)
@@ -493,6 +561,10 @@ def check_options(opts: TrainOptions, # options from `load_options` or built dir
     if "n_eval" in opts._sources and opts.n_eval and _eval_benchmark(opts) is None: # asked for, and nothing to evaluate
         raise SettingError(f"{_setting(opts, 'n_eval', opts.n_eval)}: this run evaluates nothing (with a model or a data file it "
                            f"evaluates only where told); add {_setting(opts, 'eval_benchmark', 'synthetic')} (or gsm8k, a benchmark, a file)")
+    if opts.resume and opts.max_steps is None: opts.max_steps = _run_steps(opts) # a resume goes on to the run's own step count
+    opts._benchmark, opts._method_settings = _eval_benchmark(opts), opts.method_settings
+    if isinstance(opts.trainer, dict): opts.trainer = SettledDict(opts.trainer)
+    opts._checked = True
     return opts
 
 # %% ../nbs/api/01_options.ipynb #c42490e7
@@ -522,7 +594,7 @@ def load_options(config: str | Path | None = None, # a YAML file of options (top
         for key, value in loaded.items():
             name = str(key).replace("-", "_")
             if not is_known(name):
-                raise SettingError(f"{key} (in {path}): unknown key" + (_did_you_mean(name, known) or f"; known keys: {', '.join(known)}")
+                raise SettingError(f"{key} (in {path}): unknown key" + (did_you_mean(name, known) or f"; known keys: {', '.join(known)}")
                                    + " (OneShotConfig fields go under `trainer:`)")
             values[name], sources[name] = value, "yaml"
     for key, value in flags.items():
@@ -535,7 +607,7 @@ def load_options(config: str | Path | None = None, # a YAML file of options (top
             continue
         if not is_known(key):
             raise SettingError(f"load_options got an unknown option {key}={value!r}"
-                               + (_did_you_mean(key, [*known, *trainer_flags()]) or f"; known: {', '.join(known)} and OneShotConfig's fields"))
+                               + (did_you_mean(key, [*known, *trainer_flags()]) or f"; known: {', '.join(known)} and OneShotConfig's fields"))
         values[key], sources[key] = value, interface
     if isinstance(values.get("trainer"), dict): values["trainer"] = dict(values["trainer"])
     if own_fields: values["trainer"] = {**(values.get("trainer") if isinstance(values.get("trainer"), dict) else {}), **own_fields}
@@ -574,7 +646,7 @@ ENGINE_HELP = ("what generates: auto, torch, ctranslate2 (a CPU) or vllm (a GPU)
                "when installed, ctranslate2 on a CPU, torch for tiny)")
 
 @dataclass
-class EvalOptions:
+class EvalOptions(_Worded):
     "Everything `oneshot-reason eval` needs."
     model: str = _opt("tiny", f"HF id, local folder (e.g. a run's final/), or a named model: {MODEL_NAMES}")
     benchmark: str = _opt("gsm8k", "gsm8k, math500, aime24, aime25, amc23, synthetic, or a data file")
@@ -592,7 +664,7 @@ class EvalOptions:
 
 # %% ../nbs/api/01_options.ipynb #b6b2a47b
 @dataclass
-class GenerateOptions:
+class GenerateOptions(_Worded):
     "Everything `oneshot-reason generate` needs."
     question: str = _opt(None, "the problem to solve", positional=True)
     model: str = _opt("tiny", f"HF id, local folder (e.g. a run's final/), or a named model: {MODEL_NAMES}")
@@ -612,7 +684,7 @@ def make_options(cls, # `EvalOptions` or `GenerateOptions`
     known = [f.name for f in fields(cls)]
     for key, value in flags.items():
         if key not in known:
-            raise SettingError(f"{cls.__name__} has no option {key}={value!r}" + (_did_you_mean(key, known) or f"; known: {', '.join(known)}"))
+            raise SettingError(f"{cls.__name__} has no option {key}={value!r}" + (did_you_mean(key, known) or f"; known: {', '.join(known)}"))
     given = {k: v for k, v in flags.items() if v is not None}
     opts = cls(**given)
     opts._sources, opts._interface, opts._config_path = {k: interface for k in given}, interface, None
@@ -623,7 +695,7 @@ def make_options(cls, # `EvalOptions` or `GenerateOptions`
         names = [*FORMATS, *(["native"] if cls is EvalOptions else [])]
         opts.format = str(opts.format).strip().lower()
         if opts.format not in names:
-            raise _refuse(opts, "format", opts.format, f"unknown format; choose one of {', '.join(names)}" + _did_you_mean(opts.format, names))
+            raise _refuse(opts, "format", opts.format, f"unknown format; choose one of {', '.join(names)}" + did_you_mean(opts.format, names))
     if getattr(opts, "data_path", None) is not None and not Path(opts.data_path).expanduser().is_file():
         raise _refuse(opts, "data_path", opts.data_path, "the file does not exist; pass the benchmark's .jsonl, .json or .parquet file")
     return opts
@@ -633,7 +705,7 @@ _METAVARS = {"int": "N", "float": "X", "str": "NAME"} # how the help names a fla
 
 def _add_flag(parser, # a parser or an argument group
               name: str, # the option's name (underscores)
-              kind: str, # its kind (`_kind`)
+              kind: str, # its kind (`field_kind`)
               help: str, # its help text; argparse.SUPPRESS hides it
               typed: bool = False, # argparse converts int and float values (else they stay strings)
               switch: bool = True, # a bool is a switch (`--resume`); else it takes an optional value (`--bf16`, `--bf16 false`)
@@ -653,7 +725,7 @@ def add_flags(parser, # an `argparse.ArgumentParser`
     "One flag per option of `cls` (except `trainer`, a YAML mapping), the registered methods' flags among `train`'s; None means 'not given'."
     for f in option_fields(cls):
         if f.name == "trainer": continue
-        kind, help = _kind(f.type), f.metadata["help"]
+        kind, help = field_kind(f.type), f.metadata["help"]
         if f.default is not None and "(default" not in help and kind != "bool": help += f" (default: {f.default})"
         if f.metadata.get("positional"): parser.add_argument(f.name, help=help); continue
         _add_flag(parser, f.name, kind, help, typed)
@@ -680,7 +752,7 @@ def add_train_flags(parser, # `train`'s `argparse.ArgumentParser`
     for f in option_fields(TrainOptions):
         if f.name == "trainer": continue
         group = "method" if f.name in own else next((g for g, names in TRAIN_GROUPS.items() if f.name in names), "run")
-        kind, help = _kind(f.type), f.metadata["help"]
+        kind, help = field_kind(f.type), f.metadata["help"]
         if f.default is not None and "(default" not in help and kind != "bool": help += f" (default: {f.default})"
         _add_flag(groups[group], f.name, kind, help)
     for name in trainer_flags():

@@ -25,18 +25,19 @@ from typing import Any, Callable, Iterator
 from fastcore.basics import patch
 
 from .core import OneShotError, is_main_process, last_complete_checkpoint, read_json, setting_value, world_size
-from .options import FORMAT_REWARDS, SettingError, TrainOptions, _eval_benchmark, _name, _preset_name, _setting
+from .options import SettingError, TrainOptions
 
 try: import fcntl # POSIX file locks
 except ImportError: fcntl = None # Windows: msvcrt's, below
 
 # %% auto #0
-__all__ = ['RUN_LOCK', 'STAGING', 'RUN_FILES', 'FILES_LIST', 'RUN_WRITES', 'MANIFEST_STEPS', 'CHECKPOINT_SETTINGS', 'lock_holder',
-           'holder_alive', 'RunLockedError', 'RunLock', 'write_text_atomic', 'write_failure', 'out_of_space',
-           'folder_bytes', 'free_bytes', 'size_text', 'unwritable_error', 'SaveError', 'save_error', 'saving_folder',
-           'save_errors', 'files_list', 'holds_run', 'run_files', 'other_files', 'manifest_trainer_fields',
-           'run_manifest', 'manifest_differences', 'checkpoint_settings', 'checkpoint_differences', 'precision_change',
-           'prepare_run_dir', 'clear_run', 'overwrite_run', 'eval_output_dir', 'check_output_folder', 'report_output']
+__all__ = ['RUN_LOCK', 'STAGING', 'RUN_FILES', 'FILES_LIST', 'RUN_WRITES', 'MANIFEST_STEPS', 'RESUME_SETTINGS',
+           'CHECKPOINT_SETTINGS', 'lock_holder', 'holder_alive', 'RunLockedError', 'RunLock', 'write_text_atomic',
+           'write_failure', 'out_of_space', 'folder_bytes', 'free_bytes', 'size_text', 'unwritable_error', 'SaveError',
+           'save_error', 'saving_folder', 'save_errors', 'files_list', 'holds_run', 'run_files', 'other_files',
+           'manifest_trainer_fields', 'run_manifest', 'manifest_differences', 'checkpoint_settings',
+           'checkpoint_differences', 'read_run_json', 'precision_change', 'prepare_run_dir', 'clear_run',
+           'overwrite_run', 'eval_output_dir', 'check_output_folder', 'report_output']
 
 # %% ../nbs/api/02_runfiles.ipynb #b38d1ad3
 RUN_LOCK = "run.lock" # a run folder's lock file: there while a run is live, or after one was killed
@@ -517,11 +518,13 @@ def other_files(output_dir: str | Path) -> list[Path]:
 
 # %% ../nbs/api/02_runfiles.ipynb #12e9ed43
 MANIFEST_STEPS = ("max_steps", "save_steps", "eval_steps") # may differ between a run and its resume
+RESUME_SETTINGS = ("algo", "learning_rate", "lr_scheduler_type", "num_generations", "per_device_train_batch_size",
+                   "gradient_accumulation_steps", "max_completion_length", "temperature", "beta", "loss_type",
+                   "scale_rewards", "format", "seed", "dynamic_sampling") # a resumed run must share these with the run it continues
 
 def manifest_trainer_fields(algo: str | None = None, # the run's methods ('m3po+luffy'); None: every known method
                            ) -> tuple[str, ...]:
     "The `OneShotConfig` fields `run.json` records: what a resume must share (`RESUME_SETTINGS`) and the `settings` of the methods in `algo`."
-    from oneshot_reason.checkpoints import RESUME_SETTINGS
     from oneshot_reason.methods import get_method, known_methods, parse_algo
     named = ("algo", "seed", "format") # recorded under the run's own names: algo, seed, format
     methods = known_methods() if algo is None else parse_algo(algo)
@@ -537,10 +540,10 @@ def run_manifest(opts: TrainOptions, # the run's options
     settings = {"algo": config.algo, "model": opts.model or "tiny", "dataset": opts.dataset or ("synthetic" if opts.offline_demo else "gsm8k"),
                 "data_path": str(Path(opts.data_path).expanduser().resolve()) if opts.data_path else None,
                 "question_column": opts.question_column, "answer_column": opts.answer_column, "demo_column": opts.demo_column,
-                "format": opts.format, "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format],
-                "preset": _preset_name(opts), "seed": opts.seed, "lora": opts.lora or None,
-                "n_train": opts.n_train if opts.offline_demo else None, "n_eval": opts.n_eval if _eval_benchmark(opts) else None,
-                "eval_benchmark": _eval_benchmark(opts)}
+                "format": opts.format, "reward_preset": opts.reward_preset,
+                "preset": opts.preset, "seed": opts.seed, "lora": opts.lora or None,
+                "n_train": opts.n_train if opts.offline_demo else None, "n_eval": opts.n_eval if opts.benchmark else None,
+                "eval_benchmark": opts.benchmark}
     settings.update({key: setting_value(getattr(config, key)) for key in manifest_trainer_fields(config.algo)})
     if dtype is not None: settings["dtype"] = dtype
     settings.update({f"trainer.{k}": setting_value(v) for k, v in opts.trainer.items() if k not in settings and k not in MANIFEST_STEPS})
@@ -589,7 +592,7 @@ def _describe(out: Path) -> str:
     return f" ({', '.join(words)})" if words else ""
 
 # %% ../nbs/api/02_runfiles.ipynb #3d8c2a42
-def _read_run_json(out: Path) -> dict:
+def read_run_json(out: Path) -> dict:
     "A run's `run.json`; damaged, one line naming it, the line and the fix."
     run = read_json(out / "run.json", fix=f"restore it, or delete it to resume with this command's settings (then only the checkpoint's are compared)")
     if not isinstance(run, dict): raise OneShotError(f"{out / 'run.json'}: expected a JSON object; restore it, or delete it to resume with this command's settings")
@@ -621,7 +624,7 @@ def prepare_run_dir(opts: TrainOptions, # the run's options
     found = run_files(out)
     if {p.name for p in found} <= {"run.json", FILES_LIST, STAGING}: found = [] # a run that stopped before writing anything else: nothing to lose
     resume_key = "resume_weights_only" if opts.resume_weights_only else "resume" # the resume the user asked for, in the messages
-    folder, resume, overwrite = _setting(opts, "output_dir", opts.output_dir), _setting(opts, resume_key, True), _setting(opts, "overwrite", True)
+    folder, resume, overwrite = opts.setting("output_dir", opts.output_dir), opts.setting(resume_key, True), opts.setting("overwrite", True)
     if (out / STAGING).exists() and out / STAGING not in run_files(out): # where checkpoints are written first: never a user's
         why = files_list(out)[1] if holds_run(out) and _not_the_runs(out) is None else "it was in the folder before the run"
         raise SettingError(f"{out / STAGING} is not the run's ({why}), and a run writes its checkpoints there first; move it elsewhere or choose another folder")
@@ -635,20 +638,20 @@ def prepare_run_dir(opts: TrainOptions, # the run's options
             whole = "holds its weights and trainer state whole" if opts.resume_weights_only else "is complete"
             why = ("it does not exist" if not out.exists() else f"no checkpoint {whole}: {damaged}" if skipped
                    else "the run stopped before its first checkpoint" if found else "it holds no run")
-            raise SettingError(f"{resume}: nothing to resume in {folder} ({why}); train without {_setting(opts, resume_key, True, show_value=False)}"
+            raise SettingError(f"{resume}: nothing to resume in {folder} ({why}); train without {opts.setting(resume_key, True, show_value=False)}"
                                + (f" or start afresh with {overwrite} (it deletes {_names(found)})" if found else ""))
         for p, why in skipped: warnings.warn(f"{p} is skipped ({why}); resuming from {checkpoint.name}")
-        diffs = manifest_differences(_read_run_json(out), manifest) if (out / "run.json").is_file() else []
+        diffs = manifest_differences(read_run_json(out), manifest) if (out / "run.json").is_file() else []
         diffs += [d for d in checkpoint_differences(checkpoint, manifest) if d[0] not in {k for k, _, _ in diffs}] # with or without run.json
         if (change := precision_change(diffs, manifest)) is not None and str(opts.dtype).lower() != "auto": # asked for: said, not refused
             warnings.warn(f"{resume}: the run computed in {change[0]} and computes in {change[1]} from here: its LoRA adapters and optimizer "
-                          f"state, float32 in both, continue exactly, its arithmetic does not ({_setting(opts, 'dtype', change[0])} keeps it)")
+                          f"state, float32 in both, continue exactly, its arithmetic does not ({opts.setting('dtype', change[0])} keeps it)")
             diffs = []
         if diffs:
-            named = "; ".join(f"{_name(opts, k)}: {a!r} in the run, {b!r} now" for k, a, b in diffs)
+            named = "; ".join(f"{opts.name(k)}: {a!r} in the run, {b!r} now" for k, a, b in diffs)
             raise SettingError(f"{resume}: {folder} holds a run with other settings ({named}); "
                                f"repeat the run's settings to continue it, train into another folder, or start afresh with {overwrite}"
-                               + (f"; a LoRA run may go on in another dtype when asked ({_setting(opts, 'dtype', change[1])}: adapters and "
+                               + (f"; a LoRA run may go on in another dtype when asked ({opts.setting('dtype', change[1])}: adapters and "
                                   "optimizer exact, arithmetic not)" if change is not None else ""))
         return checkpoint
     if found and not opts.overwrite:

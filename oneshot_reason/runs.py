@@ -7,7 +7,7 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/api/runs.html.md"""
 # %% ../nbs/api/29_runs.ipynb #d8e42035
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import functools
 import json
 import os
@@ -21,11 +21,11 @@ from typing import Any
 
 from .core import (OneShotError, chat_text, checkpoint_finished, checkpoint_step, is_main_process, read_json,
                                  set_seed, world_size)
-from .options import (FORMAT_REWARDS, EvalOptions, GenerateOptions, SettingError, TrainOptions, _eval_benchmark, _name, method_flags,
-                                    _preset_name, _setting, check_options, load_options, make_options, model_format)
-from .runfiles import (FILES_LIST, RunLock, SaveError, _read_run_json, check_output_folder, eval_output_dir, files_list, other_files, overwrite_run,
+from .options import (EvalOptions, GenerateOptions, SettingError, TrainOptions, check_options, load_options, make_options,
+                                    model_format)
+from .runfiles import (FILES_LIST, RunLock, SaveError, read_run_json, check_output_folder, eval_output_dir, files_list, other_files, overwrite_run,
                                      prepare_run_dir, run_manifest, save_errors, write_text_atomic)
-from .console import (Console, RunClock, _cuda, _health_report, _use_console, _watch_health, busy_cpu_warning,
+from .console import (Console, RunClock, cuda_available, health_report, use_console, watch_health, busy_cpu_warning,
                                     metric_counts, run_header, summary_text)
 
 # %% auto #0
@@ -65,7 +65,7 @@ def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `d
     "Fail at once when the Hub is needed but cannot be reached, naming the local alternative."
     from oneshot_reason.data import BENCHMARKS, local_benchmark_copy
     model = getattr(opts, model_key) or "tiny"
-    name = (getattr(opts, data_key) or default_data or "").lower()
+    name = (getattr(opts, data_key, None) or default_data or "").lower()
     needs_data = getattr(opts, "data_path", None) is None and name in BENCHMARKS and not _dataset_cached(BENCHMARKS[name].repo)
     if needs_data and (name == "gsm8k" or data_key == "benchmark" and local_benchmark_copy(name) is not None):
         needs_data = False # GSM8K ships with the package; evaluate reads a benchmark's local copy
@@ -74,11 +74,11 @@ def check_offline(opts, # options with `model`, and `dataset`/`benchmark` and `d
     if not hub_offline(): return
     why = _offline_why()
     if not _model_on_disk(model):
-        raise OneShotError(f"{_setting(opts, model_key, model)}: not on disk and {why}; pass a local folder with config.json "
+        raise OneShotError(f"{opts.setting(model_key, model)}: not on disk and {why}; pass a local folder with config.json "
                            f"and weights, or 'tiny' (the embedded offline model)")
-    raise OneShotError(f"{_setting(opts, data_key, name)}: not on disk and {why}; pass a local copy with "
-                       f"{_setting(opts, 'data_path', show_value=False)} FILE (.jsonl, .json, .parquet)"
-                       + (f" or {_setting(opts, 'dataset', 'synthetic')} (generated offline)" if data_key == "dataset" else " or set ONESHOT_DATA_DIR to a folder of benchmark copies"))
+    raise OneShotError(f"{opts.setting(data_key, name)}: not on disk and {why}; pass a local copy with "
+                       f"{opts.setting('data_path', show_value=False)} FILE (.jsonl, .json, .parquet)"
+                       + (f" or {opts.setting('dataset', 'synthetic')} (generated offline)" if data_key == "dataset" else " or set ONESHOT_DATA_DIR to a folder of benchmark copies"))
 
 # %% ../nbs/api/29_runs.ipynb #ddd7713c
 def _run_dtypes(opts: TrainOptions,
@@ -90,7 +90,7 @@ def _run_dtypes(opts: TrainOptions,
     from oneshot_reason.models import policy_dtype
     from oneshot_reason.config import PRESETS
     if device is None:
-        use_cpu = opts.trainer.get("use_cpu", PRESETS[_preset_name(opts)]().get("use_cpu"))
+        use_cpu = opts.trainer.get("use_cpu", PRESETS[opts.preset]().get("use_cpu"))
         device = "cpu" if use_cpu or not torch.cuda.is_available() else str(get_device())
     weights = policy_dtype(opts.model or "tiny", opts.dtype, device, full_training=not opts.lora)
     return weights, compute_dtype(device, weights)
@@ -115,12 +115,12 @@ def _trainer_config(opts: TrainOptions):
     overrides = dict(output_dir=opts.output_dir, seed=opts.seed, data_seed=opts.seed, algo=opts.algo, format=opts.format)
     if opts.max_steps is not None: overrides["max_steps"] = opts.max_steps
     if opts.save_steps is not None: overrides["save_steps"] = opts.save_steps
-    overrides |= {f.name: getattr(opts, f.name) for f in method_flags() if getattr(opts, f.name) is not None} # BuPO's --internal-layer, ...
+    overrides |= opts.method_settings # BuPO's --internal-layer, ...
     if opts.dynamic_sampling: overrides["dynamic_sampling"] = True
     if not {"bf16", "fp16"} & set(opts.trainer): overrides["bf16"] = str(_run_dtypes(opts)[1]) == "torch.bfloat16"
     if not opts.offline_demo and opts.model != "tiny" and "gradient_checkpointing" not in opts.trainer:
         overrides["gradient_checkpointing"] = True # a real model: recompute activations; on a CPU, `_keep_activations` may undo it
-    try: return config_preset(_preset_name(opts), **{**overrides, **opts.trainer})
+    try: return config_preset(opts.preset, **{**overrides, **opts.trainer})
     except OneShotError: raise
     except (ValueError, TypeError) as e: # a value TRL or transformers refuse (e.g. an unknown lr_scheduler_type)
         raise OneShotError(f"OneShotConfig refused the trainer settings: {' '.join(str(e).split())[:300]}; fix them under `trainer:`") from None
@@ -157,7 +157,7 @@ def _keep_activations(model_config, config) -> bool:
 # %% ../nbs/api/29_runs.ipynb #68560e84
 def _heldout_data(opts: TrainOptions):
     "The held-out problems in the run's prompt format (synthetic ones drawn with the run's seed); None: no evaluation."
-    name = _eval_benchmark(opts)
+    name = opts.benchmark
     if name is None: return None
     from oneshot_reason.evaluate import heldout_problems
     return heldout_problems(name, opts.n_eval, format=opts.format, seed=opts.seed)
@@ -183,7 +183,7 @@ def _check_text_sizes(opts: TrainOptions, train) -> None:
     "Refuse a training prompt longer than `TRAIN_TEXT_LIMIT` characters in one line naming the row, before anything tokenises it."
     for i, prompt in enumerate(train["prompt"]):
         if (n := len(chat_text(prompt))) > TRAIN_TEXT_LIMIT:
-            where = _setting(opts, "data_path", opts.data_path) if opts.data_path else _setting(opts, "dataset", opts.dataset or "gsm8k")
+            where = opts.setting("data_path", opts.data_path) if opts.data_path else opts.setting("dataset", opts.dataset or "gsm8k")
             raise SettingError(f"{where}: row {i + 1}'s prompt has {n:,} characters, more than the limit of {TRAIN_TEXT_LIMIT:,} "
                                "(TRAIN_TEXT_LIMIT); shorten or remove that row")
 
@@ -198,12 +198,12 @@ def _train_data(opts: TrainOptions):
 def _check_heldout_offline(opts: TrainOptions) -> None:
     "Fail at once when the held-out benchmark needs the Hub and the Hub cannot be reached."
     from oneshot_reason.data import BENCHMARKS, local_benchmark_copy
-    name = _eval_benchmark(opts)
+    name = opts.benchmark
     if name not in BENCHMARKS or local_benchmark_copy(name) is not None or _dataset_cached(BENCHMARKS[name].repo): return
     from oneshot_reason.models import hub_offline
     if not hub_offline(): return
-    raise SettingError(f"{_setting(opts, 'eval_benchmark', name)}: not on disk and {_offline_why()}; pass the benchmark's "
-                       f"file as {_setting(opts, 'eval_benchmark', show_value=False)} FILE or set ONESHOT_DATA_DIR to a folder of benchmark copies")
+    raise SettingError(f"{opts.setting('eval_benchmark', name)}: not on disk and {_offline_why()}; pass the benchmark's "
+                       f"file as {opts.setting('eval_benchmark', show_value=False)} FILE or set ONESHOT_DATA_DIR to a folder of benchmark copies")
 
 # %% ../nbs/api/29_runs.ipynb #d05977f9
 def _heldout_evaluation(trainer, # the OneShotTrainer about to train
@@ -214,7 +214,7 @@ def _heldout_evaluation(trainer, # the OneShotTrainer about to train
     "Add the held-out evaluation to the trainer; returns the callback (None when the run has no held-out set)."
     if heldout is None: return None
     from oneshot_reason.evaluate import HeldoutEvaluation
-    callback = HeldoutEvaluation(trainer, heldout, eval_steps=opts.eval_steps, say=console.line, benchmark=_eval_benchmark(opts))
+    callback = HeldoutEvaluation(trainer, heldout, eval_steps=opts.eval_steps, say=console.line, benchmark=opts.benchmark)
     trainer.add_callback(callback)
     return callback
 
@@ -330,7 +330,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     start = time.time()
     if not hasattr(opts, "_sources"): check_options(opts) # built directly, not through `load_options`
     out = Path(opts.output_dir).expanduser()
-    previous = _read_run_json(out) if opts.resume and (out / "run.json").is_file() else None
+    previous = read_run_json(out) if opts.resume and (out / "run.json").is_file() else None
     if opts.resume and opts.max_steps is None and previous and (previous.get("max_steps") or 0) > 0:
         opts.max_steps = previous["max_steps"] # a resume continues to the run's own step count unless told otherwise
     check_offline(opts, default_data=None if opts.offline_demo else "gsm8k")
@@ -343,22 +343,22 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     if summary is not None:
         summary.update(run_dir=str(out), finished=True)
         console.summary(f"{out} already finished: {_step_of(checkpoint_step(checkpoint), config.max_steps)} ({checkpoint.name}); "
-                        f"nothing to train. Pass a larger {_name(opts, 'max_steps')} to train further.", summary)
+                        f"nothing to train. Pass a larger {opts.name('max_steps')} to train further.", summary)
         return summary
     if getattr(opts, "_unwritable", None) is not None: raise opts._unwritable # from here on the run writes
     from oneshot_reason.rewards import reward_preset
     from oneshot_reason.trainer import OneShotTrainer
     from oneshot_reason.config import check_run
     set_seed(opts.seed)
-    rewards = reward_preset(opts.reward_preset or FORMAT_REWARDS[opts.format])
+    rewards = reward_preset(opts.reward_preset)
     train, heldout = _train_data(opts)
     check_run(config, opts.model or "tiny", train) # BuPO's layer, LUFFY's demonstrations: before the weights load
     dtype, _ = _run_dtypes(opts)
-    if (busy := busy_cpu_warning(config.use_cpu or not _cuda())) is not None: console.warn(busy)
+    if (busy := busy_cpu_warning(config.use_cpu or not cuda_available())) is not None: console.warn(busy)
     for line in run_header(opts, config, _precision_text(config, dtype)): console.line(line) # preset, format, reward, dtype; the batch; the methods' notes
     _barrier() # every process has checked the folder before any of them changes it
     if is_main_process():
-        if opts.overwrite and (said := overwrite_run(out, _setting(opts, 'overwrite', True))): console.warn(said)
+        if opts.overwrite and (said := overwrite_run(out, opts.setting('overwrite', True))): console.warn(said)
         out.mkdir(parents=True, exist_ok=True)
         theirs, problem = files_list(out)
         if checkpoint is not None and problem:
@@ -373,16 +373,16 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     if config.gradient_checkpointing and "gradient_checkpointing" not in opts.trainer and config.use_cpu \
        and _keep_activations(model.config, config): config.gradient_checkpointing = False # it fits: no recomputing
     summary: dict[str, Any] = {"model": opts.model or "tiny", "dtype": str(dtype).removeprefix("torch."), "compute_dtype": str(_run_compute(config, dtype)).removeprefix("torch."), "algo": config.algo, "preset": opts.preset, "format": opts.format, "seed": opts.seed,
-                               "reward_preset": opts.reward_preset or FORMAT_REWARDS[opts.format], "n_train": len(train),
+                               "reward_preset": opts.reward_preset, "n_train": len(train),
                                "dataset": manifest["settings"]["data_path"] or manifest["settings"]["dataset"]}
     trainer = OneShotTrainer(model, rewards, args=config, train_dataset=train, processing_class=tokenizer,
                              run_info=dict(model=opts.model or "tiny", dataset=opts.data_path or opts.dataset or "synthetic",
                                            reward_preset=summary["reward_preset"], dtype=manifest["settings"].get("dtype")))
-    if opts.resume_weights_only: trainer.resume_weights_only = _setting(opts, "resume_weights_only", True) # named so when it says how it is not exact
+    if opts.resume_weights_only: trainer.resume_weights_only = opts.setting("resume_weights_only", True) # named so when it says how it is not exact
     _record_choices(out, manifest, opts, trainer)
-    _use_console(trainer, console)
+    use_console(trainer, console)
     clock = RunClock(out, start, resumed=checkpoint is not None); trainer.add_callback(clock.callback())
-    health = _watch_health(trainer, console)
+    health = watch_health(trainer, console)
     heldout_eval = _heldout_evaluation(trainer, opts, heldout, console)
     if checkpoint is not None: console.line(f"resuming from {checkpoint} ({_step_of(checkpoint_step(checkpoint), config.max_steps)})")
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
@@ -390,7 +390,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
     summary["steps"] = trainer.state.global_step
     summary["wall_seconds"] = clock.save() # every session of the run
     summary["run_dir"] = str(out)
-    summary["health"] = _health_report(health, config)
+    summary["health"] = health_report(health, config)
     summary.update(method_summaries(trainer))
     if is_main_process(): write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
     console.summary(summary_text(summary), summary)
@@ -429,9 +429,9 @@ def engine_and_dtype(model: str, # the model's name or folder
 # %% ../nbs/api/29_runs.ipynb #768c889b
 def _threads_for_load(engine: str, # the engine that generates: 'torch', 'ctranslate2' or 'vllm'
                      ) -> str | None:
-    "On a CPU that other jobs keep busy (`options.cpu_busy`), compute with one thread, torch's and CTranslate2's (which follows torch's), unless OMP_NUM_THREADS says otherwise; returns the load it saw, or None."
+    "On a CPU that other jobs keep busy (`core.cpu_busy`), compute with one thread, torch's and CTranslate2's (which follows torch's), unless OMP_NUM_THREADS says otherwise; returns the load it saw, or None."
     import torch
-    from oneshot_reason.options import cpu_busy
+    from oneshot_reason.core import cpu_busy
     on_cpu = engine == "ctranslate2" or (engine == "torch" and not torch.cuda.is_available())
     if not on_cpu or os.environ.get("OMP_NUM_THREADS") or (busy := cpu_busy()) is None: return None
     torch.set_num_threads(1) # Qwen2.5-Coder-0.5B with CTranslate2 at load 4.2 on 2 cores: 14.7 tokens/s with one thread, 10.2 with two
@@ -448,10 +448,10 @@ def evaluate(options: EvalOptions | None = None, # checked options (`make_option
     from oneshot_reason.evaluate import evaluate as evaluate_model
     engine, dtype = engine_and_dtype(o.model, o.engine, o.dtype)
     _threads_for_load(engine)
-    check_offline(argparse.Namespace(model=o.model, benchmark=o.benchmark, data_path=o.data_path, _interface="python"), data_key="benchmark")
+    check_offline(dataclasses.replace(o), data_key="benchmark") # a copy: named as Python arguments, as the command line translates them
     temperature = o.temperature if o.temperature is not None else 0.0 if o.n_samples == 1 else 0.6
     format = o.format if o.format is not None else model_format(o.model)
-    out = check_output_folder(out := eval_output_dir(o.model, o.output_dir), _setting(o, "output_dir", str(out)))
+    out = check_output_folder(out := eval_output_dir(o.model, o.output_dir), o.setting("output_dir", str(out)))
     result = evaluate_model(o.model, benchmark=o.benchmark, n_samples=o.n_samples, temperature=temperature, max_new_tokens=o.max_new_tokens,
                             batch_size=o.batch_size, limit=o.limit, format=format, data_path=o.data_path, output_dir=out, dtype=dtype,
                             engine=engine, progress=progress)
@@ -480,7 +480,7 @@ def generate(question: str | GenerateOptions | None = None, # the problem to sol
     format = o.format or model_format(model) or "xml"
     engine, dtype = engine_and_dtype(model, o.engine, o.dtype)
     _threads_for_load(engine)
-    check_offline(argparse.Namespace(model=model, dataset=None, data_path=None, _interface="python"))
+    check_offline(dataclasses.replace(o)) # a copy: named as Python arguments
     generator = build_text_generator(model, dtype=dtype, engine=engine)
     result = {**solve(question, generator, format=format, max_new_tokens=max_new_tokens, temperature=temperature),
               "dtype": dtype, "engine": engine}

@@ -25,7 +25,7 @@ from transformers.integrations import TensorBoardCallback
 from transformers.trainer_callback import TrainerCallback
 from fastcore.basics import patch
 
-from .checkpoints import (CheckpointMixin, GracefulStop, TrainingInterrupted, _StopAtStepEnd, checkpoint_settings,
+from .checkpoints import (CheckpointMixin, GracefulStop, TrainingInterrupted, StopAtStepEnd, checkpoint_settings,
                                         run_settings, settings_differences, truncate_jsonl_steps)
 from .config import METHOD_LOSS_TYPES, OneShotConfig, as_oneshot_config, bucketing_problem, check_run, config_preset # the config names re-exported beside the trainer
 from .core import (OneShotError, append_jsonl, as_number, chat_text, checkpoint_finished, checkpoint_step,
@@ -34,7 +34,7 @@ from .runfiles import RunLock, save_errors
 from .dynamic_sampling import DynamicSampling, DynamicSamplingMixin, take_rows
 from .fastgen import generate_fast
 from .methods import TrainerMethod, get_method, method_hooks, parse_algo
-from .models import load_policy, policy_dtype, precision_warning, tiny_path
+from .models import load_policy, model_name, policy_dtype, precision_warning
 from .rewards import reward_preset
 from .trl_compat import install_logprob_fallback
 
@@ -59,13 +59,6 @@ def _resolve_rewards(reward_funcs): # a function, a list of them, a `RewardStack
     if all(hasattr(reward_funcs, a) for a in ("funcs", "weights", "names")):
         return list(reward_funcs.funcs), [float(w) for w in reward_funcs.weights], list(reward_funcs.names)
     return reward_funcs, None, None
-
-# %% ../nbs/api/18_trainer.ipynb #b616f94b
-def _model_name(model) -> str | None: # a loaded model, or a name for `load_policy`
-    "The name a run's model is known by: the name given, else the config's `_name_or_path` ('tiny' for the embedded model)."
-    name = model if isinstance(model, str) else getattr(getattr(model, "config", None), "_name_or_path", None)
-    if not name: return None
-    return "tiny" if Path(name).resolve() == tiny_path().resolve() else name
 
 # %% ../nbs/api/18_trainer.ipynb #94f1b362
 def _finite_or_none(values, # one reward function's rewards: numbers, one-element tensors or None
@@ -142,7 +135,7 @@ class OneShotTrainer(DynamicSamplingMixin, CheckpointMixin, GRPOTrainer):
         check_run(args, model, train_dataset)
         reward_funcs, weights, names = _resolve_rewards(reward_funcs)
         if weights is not None and args.reward_weights is None: args = copy.copy(args); args.reward_weights = weights
-        model_name = _model_name(model)
+        known_as = model_name(model) # the checkpoints and the model card name it
         model, processing_class = _resolve_model(model, processing_class, full_training=kwargs.get("peft_config") is None)
         self._batch_inputs, self._batch_extras, self._logp_batch, self._non_finite, self._staged = None, {}, None, [0], {}
         super().__init__(model=model, reward_funcs=reward_funcs, args=args, train_dataset=train_dataset,
@@ -152,11 +145,11 @@ class OneShotTrainer(DynamicSamplingMixin, CheckpointMixin, GRPOTrainer):
         if names is not None and len(names) == len(self.reward_func_names): self.reward_func_names = list(names)
         self.reward_funcs = [f if isinstance(f, nn.Module) else _guard_reward(f, self._non_finite) for f in self.reward_funcs]
         self._set_tensorboard_dir()
-        self.run_info = {"model": model_name, "rewards": list(self.reward_func_names),
+        self.run_info = {"model": known_as, "rewards": list(self.reward_func_names),
                          "train_rows": len(train_dataset) if hasattr(train_dataset, "__len__") else None, **(run_info or {})}
         self._stop, self._stopped_early = None, False
         self._dynamic = DynamicSampling.for_trainer(self) if args.dynamic_sampling else None
-        self.add_callback(_StopAtStepEnd(self)); self.add_callback(_StepMetrics(self))
+        self.add_callback(StopAtStepEnd(self)); self.add_callback(_StepMetrics(self))
         for m in self._hooks["setup"]: m.setup(self)
 
 # %% ../nbs/api/18_trainer.ipynb #45720698
