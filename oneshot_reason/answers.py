@@ -1,4 +1,4 @@
-"""Reading a completion's final answer (`<answer>` tags, boxes, `####`, 'the answer is', math spans, the last number), reading the numbers written in it, and the answer in the format a prompt asked for.
+"""Reading the final answer of a completion (`<answer>` tags, boxes, `####`, 'the answer is', math spans, the last number) or of a reference, reading the numbers written in it, and the answer in the format a prompt asked for.
 
 Docs: https://oneshot-reason.github.io/oneshot_reason/api/answers.html.md"""
 
@@ -14,10 +14,12 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from .data import _BRACES, PromptFormat, extract_boxed_answer, extract_hash_answer, get_format
+from .data import PromptFormat, closing_braces, extract_boxed_answer, extract_hash_answer, get_format
 
 # %% auto #0
-__all__ = ['extract_xml_answer', 'extract_answer', 'normalize_number', 'final_answer']
+__all__ = ['extract_xml_answer', 'without_chat_tokens', 'last_number', 'FoundAnswer', 'without_text_wrappers', 'unquoted',
+           'find_answer', 'extract_answer', 'reference_parts', 'without_latex_spacing', 'parse_number',
+           'normalize_number', 'plain_number', 'final_answer']
 
 # %% ../nbs/api/04_answers.ipynb #0552e1f9
 def extract_xml_answer(text: str, # a completion
@@ -32,7 +34,8 @@ def extract_xml_answer(text: str, # a completion
 _CHAT_TOKENS = re.compile(r"<\|(?:im_end|im_start|endoftext|end_of_text|eot_id|eom_id|end|begin_of_text|start_header_id"
                           r"|end_header_id)\|>|</s>|<eos>|<end_of_turn>|<start_of_turn>|<｜end▁of▁sentence｜>")
 
-def _without_chat_tokens(text: str) -> str:
+def without_chat_tokens(text: str, # a completion or a reference
+                       ) -> str:
     "The text with chat-template special tokens (`<|im_end|>`, `</s>`, ...) replaced by newlines."
     return _CHAT_TOKENS.sub("\n", text) if "<" in text else text
 
@@ -48,14 +51,6 @@ _BOXED_SPACE_END = re.compile(r"[$\n]|\\boxed|\\fbox")
 _MAX_BOXES = 10  # a list answer of more boxes is read as its last ten
 _BOXED_SPACE_CHARS = 200  # how far a `\boxed 5` answer may reach
 
-def _closing_braces(text: str) -> dict[int, int]:
-    "For every `{` that closes, the index of its `}` (one pass)."
-    stack, close = [], {}
-    for m in _BRACES.finditer(text):
-        if m.group() == "{": stack.append(m.start())
-        elif stack: close[stack.pop()] = m.start()
-    return close
-
 # %% ../nbs/api/04_answers.ipynb #7166cd9c
 def _box_spans(text: str) -> list[tuple[int, int, str]]:
     "(start, end, content) of every top-level `\\boxed{}` / `\\fbox{}` (and `\\boxed 5`), left to right, in linear time."
@@ -65,7 +60,7 @@ def _box_spans(text: str) -> list[tuple[int, int, str]]:
         k = m.end()
         while k < len(text) and text[k] in " \t": k += 1
         if k < len(text) and text[k] == "{":
-            if close is None: close = _closing_braces(text)
+            if close is None: close = closing_braces(text)
             if k not in close: continue
             end = close[k]
             found.append((m.start(), end + 1, text[k + 1:end].strip()))
@@ -170,20 +165,27 @@ def _a_line(text: str) -> str | None:
 _LAST_NUMBER = re.compile(r"(?<![\w.])-?(?:\d+ (?=\d+/\d))?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d{1,3}(?![\w.]))?"
                           r"(?:/\d+(?![\d.,]\d))?")
 
-def _last_number(text: str) -> str | None:
+def last_number(text: str, # a completion, or the part of it to look in
+               ) -> re.Match | None:
+    "The last number written in `text`, as a match: where it stands (`.span()`) and what it says (`.group()`); None when there is none."
     last = None
     for last in _LAST_NUMBER.finditer(text): pass
-    return None if last is None else last.group().replace(",", "")
+    return last
 
 # %% ../nbs/api/04_answers.ipynb #b1cbb728
+_LATEX_MARK = re.compile(r"[\\^_{}$]")  # characters only LaTeX writes
+
 @dataclass
-class _Found:
+class FoundAnswer:
     "Where a completion's final answer was found: its text, how it was found, and the part of the completion it is in."
     answer: str # the answer as written
     how: str # 'box', 'boxes', 'final', 'phrase', 'span', 'hash', 'line', 'tags', 'bracket', 'bare' or 'number'
     region: str # the `<answer>` content, or the whole text
-    math: bool # written inside LaTeX math (a box or a math span), where a bare letter is a variable
+    math: bool | None = None # written inside LaTeX math (a box or a math span), where a bare letter is a variable; None: when `answer` holds a LaTeX mark
     boxes: tuple[str, ...] = () # the contents of several boxes that form the answer
+
+    def __post_init__(self):
+        if self.math is None: self.math = _LATEX_MARK.search(self.answer) is not None
 
 # %% ../nbs/api/04_answers.ipynb #8787de53
 _WRAPPERS = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mathbf|mathit|mbox|operatorname)\s*\{([^{}]*)\}")
@@ -197,7 +199,6 @@ _UNITS = frozenset("""
 _CONNECTIVES = frozenset({"or", "and"})  # `2 or 3` is still an answer, not prose
 _PROSE_WORD = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 _ENVIRONMENT = re.compile(r"\\(?:begin|end)\s*\{[a-zA-Z*]*\}")
-_LATEX_MARK = re.compile(r"[\\^_{}$]")
 _BARE_CHARS = 200  # a completion this short, on one line, with no words but units, is its own answer
 
 def _bare_answer(text: str) -> str | None:
@@ -209,10 +210,17 @@ def _bare_answer(text: str) -> str | None:
     words = _PROSE_WORD.findall(_WRAPPERS.sub(" ", _ENVIRONMENT.sub(" ", s)))
     return None if any(w.lower() not in _UNITS and w.lower() not in _CONNECTIVES for w in words) else s or None
 
+# %% ../nbs/api/04_answers.ipynb #32f9d57c
+def without_text_wrappers(text: str, # LaTeX
+                         ) -> str:
+    "`text` with each `\\text{..}` (or `\\textbf`, `\\mathrm`, `\\operatorname`, ...) replaced by its content, stripped."
+    return _WRAPPERS.sub(lambda m: m.group(1).strip(), text)
+
 # %% ../nbs/api/04_answers.ipynb #55e8c1c0
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "`": "`"}
 
-def _unquoted(answer: str) -> str:
+def unquoted(answer: str, # an answer as written
+            ) -> str:
     "The answer without a pair of quotes around it: `\"12\"` -> `12` (a prime, `f'`, stays)."
     if len(answer) > 2 and _QUOTES.get(answer[0]) == answer[-1]: return answer[1:-1].strip() or answer
     return answer
@@ -231,33 +239,57 @@ def _bracketed_number(text: str) -> str | None:
     return content if _BRACKET_NUMBER.fullmatch(content) else None
 
 # %% ../nbs/api/04_answers.ipynb #7a5b8d69
-def _find_answer(text: str) -> _Found | None:
+def find_answer(text: str, # a completion, its chat tokens removed (`without_chat_tokens`)
+               ) -> FoundAnswer | None:
+    "The completion's final answer, how it was found and where (see the list above), or None."
     region = extract_xml_answer(text)
     if region is None: region = text
     spans = _box_spans(region)
     if spans and region.lower().rfind("final answer") < spans[-1][1]:  # a 'Final Answer' after the boxes wins
         boxes = _last_box_group(spans, region)
-        return _Found(", ".join(boxes), "boxes" if len(boxes) > 1 else "box", region, True, tuple(boxes) if len(boxes) > 1 else ())
+        return FoundAnswer(", ".join(boxes), "boxes" if len(boxes) > 1 else "box", region, True, tuple(boxes) if len(boxes) > 1 else ())
     for how, find in (("final", _final_answer), ("phrase", _phrase_answer), ("span", _last_span)):
         found, math = find(region)
-        if found: return _Found(_unquoted(found), how, region, math)
+        if found: return FoundAnswer(unquoted(found), how, region, math)
     for how, find in (("hash", _hash_answer), ("line", _a_line)):
         found = find(region)
-        if found: return _Found(_unquoted(found), how, region, False)
-    if region is not text: return _Found(_unquoted(region), "tags", region, False) if region else None
+        if found: return FoundAnswer(unquoted(found), how, region, False)
+    if region is not text: return FoundAnswer(unquoted(region), "tags", region, False) if region else None
     for how, find in (("bracket", _bracketed_number), ("bare", _bare_answer)):
         found = find(region)
-        if found: return _Found(_unquoted(found), how, region, _LATEX_MARK.search(found) is not None)
-    found = _last_number(region)
-    return _Found(found, "number", region, False) if found else None
+        if found: return FoundAnswer(unquoted(found), how, region)  # math when it holds a LaTeX mark
+    last = last_number(region)
+    return FoundAnswer(last.group().replace(",", ""), "number", region, False) if last else None
 
 # %% ../nbs/api/04_answers.ipynb #ac7a8d69
 def extract_answer(text: str, # a completion (use `chat_text` first for chat messages)
                   ) -> str | None:
     "The final answer: in `<answer>` tags if any, every `\\boxed{}`, 'final answer', 'the answer is', the last math span, `#### n`, `A: n`, the last number."
     if not text: return None
-    found = _find_answer(_without_chat_tokens(text))
+    found = find_answer(without_chat_tokens(text))
     return None if found is None else found.answer
+
+# %% ../nbs/api/04_answers.ipynb #66cca801
+_SOLUTION_CHARS = 200  # a longer reference without a box or `####` is a worked solution
+
+def reference_parts(reference: Any, # a reference answer, or a worked solution (`#### n`, `\boxed{}`, 'Final Answer')
+                   ) -> list[str]:
+    "The reference's final answer, in parts: after `####`, its last group of boxes, a worked solution's final answer, else the text itself."
+    if reference is None: return []
+    text = without_chat_tokens(str(reference))
+    if "####" in text:
+        found = _hash_answer(text)
+        return [unquoted(found)] if found else []
+    if "\\boxed" in text or "\\fbox" in text:
+        i = text.lower().rfind("final answer")
+        region = text[i:] if i >= 0 and _BOX.search(text, i) else text
+        return [unquoted(content) for content in _last_box_group(_box_spans(region), region)]
+    if len(text) > _SOLUTION_CHARS:  # a worked solution: its final answer
+        for find in (_final_answer, _phrase_answer):
+            found, _ = find(text)
+            if found: return [unquoted(found)]
+    text = text.strip()
+    return [unquoted(text)] if text else []
 
 # %% ../nbs/api/04_answers.ipynb #cea74c6d
 _NOT_UNITS = {"or", "and", "to", "plus", "minus", "times", "over", "divided", "by", "than", "less", "more", "not",
@@ -281,13 +313,21 @@ def _units_only(rest: str) -> bool:
     if glued and (not bare or _LEADING_WORD.match(bare[0]).group().lower() not in _UNITS): return False
     return all(_UNIT_WORD.fullmatch(w) for w in bare) and all(_WRAPPED_WORD.fullmatch(w) for w in wrapped)
 
-# %% ../nbs/api/04_answers.ipynb #016fde6d
+# %% ../nbs/api/04_answers.ipynb #99930ccd
 _LATEX_SPACES = re.compile(r"\\[,;:! >]|\\q?quad(?![a-zA-Z])|~")
+
+def without_latex_spacing(text: str, # LaTeX
+                          space: str = "", # what each spacing command becomes: "" in a number, " " where a command may meet a letter
+                         ) -> str:
+    "`text` with LaTeX's spacing commands (`\\,`, `\\!`, `\\;`, `\\:`, `\\ `, `\\>`, `\\quad`, `\\qquad`, `~`) replaced by `space`."
+    return _LATEX_SPACES.sub(lambda _: space, text)
+
+# %% ../nbs/api/04_answers.ipynb #016fde6d
 _CURRENCIES = ("\\$", "$", "£", "€", "¥")
 
 def _unwrapped(s: str) -> tuple[int, str]:
     "The sign of a written number and its text without spacing, wrappers, sign and currency."
-    s = _LATEX_SPACES.sub("", s).replace("{,}", ",").replace("−", "-").replace("\\left", "").replace("\\right", "")
+    s = without_latex_spacing(s).replace("{,}", ",").replace("−", "-").replace("\\left", "").replace("\\right", "")
     for _ in range(3):  # peel wrappers: $...$, \(...\), \text{...}
         s = s.strip()
         if len(s) > 1 and s[0] == "$" and s[-1] == "$" and s != "$": s = s.strip("$")
@@ -344,7 +384,8 @@ _PLAIN_INTEGER = re.compile(r"-?\d{1,18}")
 _MAX_NUMBER_CHARS = 200  # a plain number, stripped, is never longer
 _NUMBER_CACHE = 65536  # texts whose value is remembered
 
-def _parse_number(text: Any) -> Fraction | None:
+def parse_number(text: Any, # a number as written ("1,000", "$18", "10%", "\\frac{3}{4}", "72 dollars"), or a `Fraction`
+                ) -> Fraction | None:
     "The exact value of a plain number written in any of the usual ways, or None."
     if text is None: return None
     if isinstance(text, Fraction): return text
@@ -367,11 +408,24 @@ def _parse_number_text(s: str) -> Fraction | None:
 def normalize_number(s: Any, # an answer such as "1,000", "$18", "10%", "3/4", "\\frac{3}{4}", "72 dollars"
                     ) -> float | None:
     "The value of a plain number written in any of the usual ways, or None for anything else."
-    value = _parse_number(s)
+    value = parse_number(s)
     if value is None: return None
     try: x = float(value)
     except OverflowError: return None
     return x if math.isfinite(x) else None
+
+# %% ../nbs/api/04_answers.ipynb #c795eb03
+_MATH_WORDS = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mbox)\s*\{[^{}]*\}|\\[a-zA-Z]+|(?<=\d)[eE](?=[+-]?\d)")
+_WORD = re.compile(r"[a-zA-Z]+")
+
+def plain_number(answer: str | None, # an answer, as found or as a reference gives it
+                 math: bool | None = None, # written inside LaTeX math, where a bare letter is a variable; None: when it holds a LaTeX mark
+                ) -> Fraction | None:
+    "The value of an answer that is a plain number: never a percentage, and in LaTeX math no word but a unit's name (`cm`, `weeks`)."
+    if answer is None or "%" in answer: return None
+    if math is None: math = _LATEX_MARK.search(answer) is not None
+    if math and any(w.lower() not in _UNITS for w in _WORD.findall(_MATH_WORDS.sub(" ", answer))): return None
+    return parse_number(answer)
 
 # %% ../nbs/api/04_answers.ipynb #01e17606
 def final_answer(text: str, # a completion

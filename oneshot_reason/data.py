@@ -22,11 +22,11 @@ if TYPE_CHECKING: from datasets import Dataset # imported where a dataset is mad
 from .core import OneShotError, chat_text, iter_jsonl, local_data_dir
 
 # %% auto #0
-__all__ = ['FORMATS', 'DIFFICULTIES', 'INSTRUCTIONS', 'GSM8K_SPLITS', 'BENCHMARKS', 'PromptFormat', 'get_format', 'build_prompt',
-           'extract_hash_answer', 'extract_boxed_answer', 'Difficulty', 'get_difficulty', 'Problem',
-           'synthetic_problem', 'synthetic_split', 'synthetic_problems', 'text_pieces', 'synthetic_vocabulary',
-           'read_records', 'question_from_messages', 'demonstration_from_solution', 'load_math_file', 'gsm8k_file',
-           'load_gsm8k', 'Benchmark', 'local_benchmark_copy', 'load_benchmark']
+__all__ = ['FORMATS', 'DIFFICULTIES', 'INSTRUCTIONS', 'GSM8K_SPLITS', 'BENCHMARKS', 'BENCHMARK_NAMES', 'PromptFormat',
+           'get_format', 'build_prompt', 'extract_hash_answer', 'closing_braces', 'extract_boxed_answer', 'Difficulty',
+           'get_difficulty', 'Problem', 'synthetic_problem', 'synthetic_split', 'synthetic_problems', 'text_pieces',
+           'synthetic_vocabulary', 'read_records', 'question_from_messages', 'demonstration_from_solution',
+           'load_math_file', 'gsm8k_file', 'load_gsm8k', 'Benchmark', 'local_benchmark_copy', 'load_benchmark']
 
 # %% ../nbs/api/03_data.ipynb #3a3a9409
 @dataclass(frozen=True)
@@ -98,6 +98,16 @@ def _braced(text: str, i: int) -> int | None:
         depth += 1 if m.group() == "{" else -1
         if depth == 0: return m.start()
     return None
+
+# %% ../nbs/api/03_data.ipynb #2fa4070c
+def closing_braces(text: str, # LaTeX: a completion, a worked solution
+                  ) -> dict[int, int]:
+    "For every `{` of `text` that closes, the index of its `}`, all found in one pass."
+    stack, close = [], {}
+    for m in _BRACES.finditer(text):
+        if m.group() == "{": stack.append(m.start())
+        elif stack: close[stack.pop()] = m.start()
+    return close
 
 # %% ../nbs/api/03_data.ipynb #49ed751e
 def extract_boxed_answer(text: str, # a completion or a worked solution
@@ -614,6 +624,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "aime25": Benchmark("math-ai/aime25", None, "test", "benchmarks/aime_2025.parquet"),
     "amc23": Benchmark("math-ai/amc23", None, "test", "benchmarks/amc2023.parquet"),
 }
+BENCHMARK_NAMES = (*BENCHMARKS, "synthetic") # what `eval --benchmark` and `--eval-benchmark` take by name (synthetic: generated)
 
 # %% ../nbs/api/03_data.ipynb #013d599c
 def local_benchmark_copy(name: str, # a benchmark's name

@@ -23,13 +23,12 @@ from typing import Any
 from fastcore.basics import patch
 
 from .core import chat_text
-from .answers import (_BOX, _DIGIT, _LAST_NUMBER, _LATEX_MARK, _LATEX_SPACES, _UNITS, _WRAPPERS, _Found,
-                                    _box_spans, _final_answer, _find_answer, _hash_answer, _last_box_group, _parse_number,
-                                    _phrase_answer, _unquoted, _without_chat_tokens)
+from .answers import (FoundAnswer, find_answer, last_number, parse_number, plain_number, reference_parts, unquoted,
+                                    without_chat_tokens, without_latex_spacing, without_text_wrappers)
 
 # %% auto #0
 __all__ = ['MAX_SYMBOLIC_CHARS', 'GRADING_TIMEOUT', 'numeric_equal', 'exact_equal', 'warm_up_grader', 'symbolic_equal',
-           'check_answer', 'answers_equal']
+           'verify_solution', 'check_answer', 'answers_equal']
 
 # %% ../nbs/api/05_grading.ipynb #5cd03dfc
 def numeric_equal(a: Any, # a number or a string `normalize_number` can read
@@ -41,7 +40,7 @@ def numeric_equal(a: Any, # a number or a string `normalize_number` can read
         if isinstance(v, bool): return None
         if isinstance(v, int): return Fraction(v)
         if isinstance(v, float): return Fraction(v) if math.isfinite(v) else None
-        return _parse_number(v)
+        return parse_number(v)
     x, y = exact(a), exact(b)
     if x is None or y is None: return False
     if x.denominator == 1 and y.denominator == 1: return x == y
@@ -54,7 +53,7 @@ _SIZING = re.compile(r"\\(?:left|right|displaystyle|bigl|bigr|Bigl|Bigr|big|Big)
 
 def _squash(text: str) -> str:
     "Remove whitespace and LaTeX spacing; keep one space where a command meets a letter."
-    text = _SIZING.sub("", _LATEX_SPACES.sub(" ", text))
+    text = _SIZING.sub("", without_latex_spacing(text, " "))
     return _SPACE_RUN.sub(lambda m: m.group(1) + " " if m.group(1) else "", text).strip()
 
 # %% ../nbs/api/05_grading.ipynb #7c3a6364
@@ -268,10 +267,21 @@ def symbolic_equal(a: Any, # the prediction: an answer in LaTeX or plain notatio
     a, b = str(a).strip(), str(b).strip()
     if not a or not b: return False
     if exact_equal(a, b): return True
-    x, y = _parse_number(a), _parse_number(b)
+    x, y = parse_number(a), parse_number(b)
     if x is not None and y is not None: return numeric_equal(x, y)
     if _too_hard(a) or _too_hard(b): return False
     try: return _verify_cached("\\boxed{" + b + "}", "\\boxed{" + a + "}", float(timeout))
+    except _SymbolicTimeout: return False
+
+# %% ../nbs/api/05_grading.ipynb #272114eb
+def verify_solution(solution: str, # a whole solution: math-verify finds its answer (the last one it can parse)
+                    reference: str, # the reference answer, parsed as `$reference$`
+                    timeout: float = GRADING_TIMEOUT, # hard bound in seconds on math-verify's verdict
+                   ) -> bool:
+    "math-verify's own verdict on a whole solution against `reference`, from the worker within `timeout` seconds; False for what the guards refuse."
+    if _too_hard(reference) or _too_hard(solution, solution=True): return False
+    if not _WORKER.was_ready: warm_up_grader()  # the first start (sympy's import) is waited for once
+    try: return _verify_cached("$" + reference + "$", solution, float(timeout))
     except _SymbolicTimeout: return False
 
 # %% ../nbs/api/05_grading.ipynb #0ef683eb
@@ -308,7 +318,7 @@ def _canonical(text: str) -> str:
     for _ in range(3):
         if len(t) > 1 and t[0] == "$" and t[-1] == "$": t = t.strip("$")
         if t.startswith("\\(") and t.endswith("\\)") or t.startswith("\\[") and t.endswith("\\]"): t = t[2:-2]
-        t = _WRAPPERS.sub(lambda m: m.group(1).strip(), t)
+        t = without_text_wrappers(t)
     t = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])", "", t)
     t = t.replace("\\%", "").replace("%", "").replace("\\$", "").replace("$", "").strip().rstrip(".").strip()
     m = _NAMED_SIDE.fullmatch(t)
@@ -325,40 +335,14 @@ def _canonical_pair(answer: str, reference: str) -> tuple[str, str]:
     return ca, cr
 
 # %% ../nbs/api/05_grading.ipynb #51e1429c
-_SOLUTION_CHARS = 200  # a longer reference without a box or `####` is a worked solution
-
 def _reference_parts(reference: Any) -> list[str]:
-    "The reference's final answer, normalised, in parts: after `####`; in its last box or group of boxes (after the last 'Final Answer' of a worked solution); a worked solution's final answer; else the text itself."
-    if reference is None: return []
-    text = _without_chat_tokens(str(reference))
-    if "####" in text:
-        found = _hash_answer(text)
-        return [_normalized(_unquoted(found))] if found else []
-    if "\\boxed" in text or "\\fbox" in text:
-        i = text.lower().rfind("final answer")
-        region = text[i:] if i >= 0 and _BOX.search(text, i) else text
-        return [_normalized(_unquoted(content)) for content in _last_box_group(_box_spans(region), region)]
-    if len(text) > _SOLUTION_CHARS:  # a worked solution: its final answer
-        for find in (_final_answer, _phrase_answer):
-            found, _ = find(text)
-            if found: return [_normalized(_unquoted(found))]
-    text = text.strip()
-    return [_normalized(_unquoted(text))] if text else []
+    "The reference's final answer in parts, as `answers.reference_parts` reads it, each through `_normalized`."
+    return [_normalized(part) for part in reference_parts(reference)]
 
 # %% ../nbs/api/05_grading.ipynb #27f22457
 def _reference_answer(reference: Any) -> str | None:
     "The reference's final answer as one string (its parts joined by commas), or None."
     return ", ".join(_reference_parts(reference)) or None
-
-# %% ../nbs/api/05_grading.ipynb #0f253b25
-_MATH_WORDS = re.compile(r"\\(?:text|textbf|textrm|textit|mathrm|mbox)\s*\{[^{}]*\}|\\[a-zA-Z]+|(?<=\d)[eE](?=[+-]?\d)")
-_WORD = re.compile(r"[a-zA-Z]+")
-
-def _plain_number(answer: str | None, math: bool) -> Fraction | None:
-    "The value of an answer that is a plain number; inside LaTeX math (`math`) a bare letter is a variable, a unit's name (`cm`, `weeks`) a unit."
-    if answer is None or "%" in answer: return None
-    if math and any(w.lower() not in _UNITS for w in _WORD.findall(_MATH_WORDS.sub(" ", answer))): return None
-    return _parse_number(answer)
 
 # %% ../nbs/api/05_grading.ipynb #447459f4
 _DECIMAL_COMMA = re.compile(r"(?<![\d,.])(\d+),(\d+)(?![\d,.])")
@@ -369,12 +353,12 @@ def _decimal_comma(answer: str) -> Fraction | None:
     if answer.count(",") != 1 or not (m := _DECIMAL_COMMA.search(answer)): return None
     whole, fraction = m.groups()
     if len(fraction) == _THOUSANDS_GROUP and len(whole) <= _THOUSANDS_GROUP and not whole.startswith("0"): return None
-    return _parse_number(answer[:m.start()] + whole + "." + fraction + answer[m.end():])
+    return parse_number(answer[:m.start()] + whole + "." + fraction + answer[m.end():])
 
 # %% ../nbs/api/05_grading.ipynb #e9dc3924
 _CLAUSE_END = re.compile(r"\s+(?:because|since|as|so|which|when|where|if|for|after|given|using|then|thus|hence)\b|,\s|;|\s\(")
 
-def _short_answer(found: _Found) -> str:
+def _short_answer(found: FoundAnswer) -> str:
     "A text answer up to where an explanation starts ('5 because 2+3=5' -> '5'); an answer in LaTeX math, or one that is the whole text, stays whole."
     if found.math or found.how in ("number", "tags", "hash", "bare", "bracket"): return found.answer
     return _CLAUSE_END.split(found.answer, maxsplit=1)[0].strip()
@@ -396,20 +380,19 @@ def _open_bracket(line: str) -> int:
     return -1
 
 # %% ../nbs/api/05_grading.ipynb #0ee63b78
-def _fast_candidate(found: _Found) -> Fraction | None:
+def _fast_candidate(found: FoundAnswer) -> Fraction | None:
     "The plain number `found` is, when it is one and math-verify would read the same number; else None."
     if found.how == "boxes": return None
     if found.how == "number":  # only a number standing alone at the very end, never one inside an expression
         tail = found.region[-_TAIL_CHARS:]
-        last = None
-        for last in _LAST_NUMBER.finditer(tail): pass
+        last = last_number(tail)
         if last is None or _MATH_AFTER.search(tail, last.end()): return None
         before, after = tail[last.start() - 1:last.start()], tail[last.end():last.end() + 2]
         if _NUMBER_BEFORE.fullmatch(before or " ") or _NUMBER_AFTER.match(after): return None
         if _open_bracket(tail[tail.rfind("\n", 0, last.start()) + 1:last.start()]) >= 0: return None
-        return _parse_number(last.group())
+        return parse_number(last.group())
     answer = _normalized(_short_answer(found))
-    return _plain_number(answer, math=found.math or any(c in answer for c in "$\\^{}"))
+    return plain_number(answer, math=found.math or any(c in answer for c in "$\\^{}"))
 
 # %% ../nbs/api/05_grading.ipynb #7ecf2d60
 _LIST_AND = re.compile(r",?\s*(?:\\text\s*\{\s*and\s*\}|(?<![a-zA-Z\\])and(?![a-zA-Z]))\s*")
@@ -432,17 +415,17 @@ def _list_items(answer: str) -> tuple[list[str], bool] | None:
     for open_, close in _SET_DELIMITERS:
         if s.startswith(open_) and s.endswith(close): s, is_set = s[len(open_):-len(close)], True; break
     if not s or (not is_set and s[0] in "([") or ("," not in s and ";" not in s and "and" not in s): return None
-    if _parse_number(s) is not None: return None
+    if parse_number(s) is not None: return None
     items = [item for item in _split_top(_LIST_AND.sub(",", s)) if item]
     return (items, is_set) if len(items) > 1 else None
 
 # %% ../nbs/api/05_grading.ipynb #9e524f33
 def _number_items(items: list[str]) -> list[Fraction] | None:
-    values = [_plain_number(item, math=_LATEX_MARK.search(item) is not None) for item in items]
+    values = [plain_number(item) for item in items]  # an item with a LaTeX mark is math
     return None if any(v is None for v in values) else values
 
 # %% ../nbs/api/05_grading.ipynb #9e5cbf85
-def _lists_equal(found: _Found, answer: str, parts: list[str]) -> bool | None:
+def _lists_equal(found: FoundAnswer, answer: str, parts: list[str]) -> bool | None:
     "The verdict on two lists of plain numbers: separate boxes (on either side) or a set are solutions in any order, one written list keeps its order; None when they are not both numbers."
     def items(texts: list[str]) -> tuple[list[str], bool]:
         if len(texts) == 1:
@@ -463,11 +446,12 @@ _PREDICTION_CHARS = 4000  # math-verify reads this much of the completion's end
 _WORD_LISTS = re.compile(r"\s+(or|and)\s+")  # `2 or 3` is two answers, not 2 * o * r * 3
 _MARKUP = re.compile(r"\$|\\\(|\\\[|\\boxed|\\fbox")
 _WHOLE = ("hash", "tags", "bare", "bracket")  # answers math-verify reads in a box: its own extraction does not know these forms
+_DIGIT = re.compile(r"\d")
 
 def _bracketed_expression(text: str) -> str | None:
     "The bracketed expression (`[0, 1]`, `(2, 3)`) the text's last number sits in, up to the end of its line; None if it is in none."
-    tail, last = text[-_TAIL_CHARS:], None
-    for last in _LAST_NUMBER.finditer(tail): pass
+    tail = text[-_TAIL_CHARS:]
+    last = last_number(tail)
     if last is None: return None
     line_start = tail.rfind("\n", 0, last.start()) + 1
     start = _open_bracket(tail[line_start:last.start()])
@@ -476,7 +460,7 @@ def _bracketed_expression(text: str) -> str | None:
     return tail[line_start + start:None if line_end < 0 else line_end].strip().rstrip(".").strip() or None
 
 # %% ../nbs/api/05_grading.ipynb #f60152ae
-def _math_verify_prediction(found: _Found | None, text: str) -> tuple[str, bool]:
+def _math_verify_prediction(found: FoundAnswer | None, text: str) -> tuple[str, bool]:
     "What math-verify reads (the completion's tail, the `<answer>` content, or the answer itself), normalised, and if it is boxed."
     if found is not None and found.how == "number" and (expression := _bracketed_expression(found.region)):
         return "\\boxed{" + _normalized(expression) + "}", True  # `[0, 1]` is read whole, not as its last number
@@ -501,14 +485,14 @@ def _unfinished(text: str) -> bool:
     return bool(_OPEN_END.search(_CLOSING_EMPHASIS.sub("", tail).rstrip()))
 
 # %% ../nbs/api/05_grading.ipynb #f2ac6ae3
-def _incomplete(found: _Found | None, text: str) -> bool:
+def _incomplete(found: FoundAnswer | None, text: str) -> bool:
     "True when the answer found was read from an unfinished expression (see above)."
     if found is not None and _unfinished(found.answer): return True
     if found is not None and found.how not in _UNMARKED: return False
     if _unfinished(text): return True
     if found is None or found.how != "number": return False
-    tail, last = found.region[-_TAIL_CHARS:], None
-    for last in _LAST_NUMBER.finditer(tail): pass
+    tail = found.region[-_TAIL_CHARS:]
+    last = last_number(tail)
     return last is not None and (_OPERATOR_THEN_WORDS.match(tail, last.end()) is not None or _in_broken_span(tail, last))
 
 # %% ../nbs/api/05_grading.ipynb #8fd6d2ab
@@ -525,7 +509,7 @@ def _in_broken_span(tail: str, number: re.Match) -> bool:
 _FINAL_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
 _AFTER_CUT_NUMBER = re.compile(r"(?:[.,/^]|[ \t]+)?")  # what may follow a number the cut may still be inside
 
-def _cut_in_answer(found: _Found, text: str) -> bool:
+def _cut_in_answer(found: FoundAnswer, text: str) -> bool:
     "True when a cut-off `text` ends inside or right after its final number and that number is the found answer's last."
     tail, last = text[-_TAIL_CHARS:], None
     for last in _FINAL_DIGITS.finditer(tail): pass
@@ -537,13 +521,13 @@ def _cut_in_answer(found: _Found, text: str) -> bool:
 # %% ../nbs/api/05_grading.ipynb #b14e45af
 _MAX_EXACT_CHARS = 1000  # a longer found answer is not compared as a string (math-verify's guards see it)
 
-def _decide(found: _Found | None, parts: list[str], text: str, deadline: float) -> bool:
+def _decide(found: FoundAnswer | None, parts: list[str], text: str, deadline: float) -> bool:
     "The verdict on a found answer against the reference's parts: numbers and lists here, then as written, then math-verify."
     ref = ", ".join(parts)
     answer = None if found is None else _normalized(found.answer)
     if found is not None:
         if len(parts) == 1:  # plain numbers are compared here, in microseconds
-            gold = _plain_number(ref, math=_LATEX_MARK.search(ref) is not None)
+            gold = plain_number(ref)  # a reference with a LaTeX mark is math
             if gold is None: gold = _decimal_comma(ref)
             if gold is not None:
                 value = _fast_candidate(found)
@@ -575,9 +559,9 @@ def check_answer(completion: Any, # a completion: text or chat messages
     start = time.monotonic()
     try:
         parts = _reference_parts(reference)
-        text = _without_chat_tokens(chat_text(completion, role="assistant"))
+        text = without_chat_tokens(chat_text(completion, role="assistant"))
         if not parts or not text.strip(): return False
-        found = _find_answer(text)
+        found = find_answer(text)
         if truncated and (found is None or found.how in _UNMARKED or _cut_in_answer(found, text)): return False
         if _incomplete(found, text): return False
         return _decide(found, parts, text, start + timeout)
@@ -590,7 +574,7 @@ def answers_equal(pred: Any, # an extracted answer
                  ) -> bool:
     "True when two extracted answers are the same: as numbers or lists of numbers, as written, without presentation, or symbolically."
     if pred is None or ref is None: return False
-    pred, ref = _normalized(_unquoted(str(pred).strip())), _normalized(_unquoted(str(ref).strip()))
+    pred, ref = _normalized(unquoted(str(pred).strip())), _normalized(unquoted(str(ref).strip()))
     if not pred or not ref: return False
-    try: return _decide(_Found(pred, "bare", pred, _LATEX_MARK.search(pred) is not None), [ref], pred, time.monotonic() + timeout)
+    try: return _decide(FoundAnswer(pred, "bare", pred), [ref], pred, time.monotonic() + timeout)  # math when it holds a LaTeX mark
     except Exception: return False

@@ -17,9 +17,8 @@ from typing import Any, Callable, Sequence
 from fastcore.basics import patch
 
 from .core import OneShotError, chat_text, moved_names
-from .data import _BRACES
-from .answers import _parse_number
-from .grading import _SymbolicTimeout, _WORKER, _too_hard, _verify_cached, numeric_equal, warm_up_grader
+from .answers import parse_number
+from .grading import numeric_equal, verify_solution
 
 # %% auto #0
 __all__ = ['SYMBOLIC_REWARD_TIMEOUT', 'THINK_TAIL_CHARS', 'REWARD_PRESETS', 'oneshot_correctness', 'oneshot_numeric',
@@ -126,7 +125,7 @@ _LENIENT_HASH = re.compile(r"####\s*(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)")  
 
 def _oneshot_lenient_match(text: str, reference: str) -> float:
     pred, ref = _oneshot_extract(text, _LENIENT_HASH), _oneshot_extract(reference, _LENIENT_HASH)
-    if _parse_number(pred) is not None and _parse_number(ref) is not None: return float(numeric_equal(pred, ref))
+    if parse_number(pred) is not None and parse_number(ref) is not None: return float(numeric_equal(pred, ref))
     return float(pred == ref)
 
 # %% ../nbs/api/06_rewards.ipynb #342d0c01
@@ -139,7 +138,7 @@ def oneshot_lenient_correctness(prompts=None, completions=None, completion_ids=N
 def oneshot_lenient_numeric(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
                             **kwargs) -> list[float | None]:
     "OneShotGRPO's numeric with numbers read by `normalize_number`: 1.0 when the extracted answer is a number."
-    return _score_each(lambda text: float(_parse_number(_oneshot_extract(text, _LENIENT_HASH)) is not None), completions)
+    return _score_each(lambda text: float(parse_number(_oneshot_extract(text, _LENIENT_HASH)) is not None), completions)
 
 # %% ../nbs/api/06_rewards.ipynb #691faf51
 def _tags_extract(text: str) -> str | None:
@@ -297,10 +296,8 @@ def _think_match(text: str, reference: str) -> float:
     parts = text.split("</think>")
     if len(parts) < 2 or not reference.strip(): return 0.0
     solution = parts[1][-THINK_TAIL_CHARS:]
-    if not solution.strip() or _too_hard(reference) or _too_hard(solution, solution=True): return 0.0
-    if not _WORKER.was_ready: warm_up_grader()  # training: wait once for the first start, so no early reward is lost
-    try: return float(_verify_cached("$" + reference + "$", solution, float(SYMBOLIC_REWARD_TIMEOUT)))
-    except _SymbolicTimeout: return 0.0
+    if not solution.strip(): return 0.0
+    return float(verify_solution(solution, reference, SYMBOLIC_REWARD_TIMEOUT))  # its first call waits for the worker's start
 
 # %% ../nbs/api/06_rewards.ipynb #714f4c80
 def think_accuracy(prompts=None, completions=None, completion_ids=None, answer=None, trainer_state=None,
@@ -309,6 +306,8 @@ def think_accuracy(prompts=None, completions=None, completion_ids=None, answer=N
     return _score_each(_think_match, completions, _references(answer, kwargs, completions, "think_accuracy"))
 
 # %% ../nbs/api/06_rewards.ipynb #63ab34af
+_BRACE = re.compile(r"[{}]")  # verl counts braces one character at a time; this visits only the braces
+
 def _verl_last_boxed(text: str) -> str | None:
     "verl's `last_boxed_only_string`: its braces counted from the `\\boxed` on, a closing one at depth zero ends it."
     i = text.rfind("\\boxed")
@@ -316,7 +315,7 @@ def _verl_last_boxed(text: str) -> str | None:
     if i < 0: i = text.rfind("\\fbox")
     if i < 0: return None
     depth = 0
-    for m in _BRACES.finditer(text, i):
+    for m in _BRACE.finditer(text, i):
         if m.group() == "{": depth += 1
         else:
             depth -= 1
