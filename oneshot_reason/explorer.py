@@ -19,8 +19,8 @@ import pandas as pd
 from fastcore.basics import patch
 
 from .core import OneShotError
-from .runlog import _float, read_completions
-from .viz import _labels, group_weights
+from .runlog import read_completions, record_number
+from .viz import group_weights, path_names
 
 # %% auto #0
 __all__ = ['group_html', 'weights_html', 'CompletionsExplorer', 'completions_explorer', 'signal_groups', 'spread_samples']
@@ -39,7 +39,7 @@ _CSS = """<style>
 # %% ../nbs/api/26_explorer.ipynb #8c4a2699
 def _number(value: Any, digits: int = 3) -> str:
     "A number with `digits` significant digits, '—' where there is none."
-    v = _float(value)
+    v = record_number(value)
     return "—" if math.isnan(v) else f"{v:.{digits}g}"
 
 # %% ../nbs/api/26_explorer.ipynb #0eceed5a
@@ -83,7 +83,7 @@ def weights_html(matrix: np.ndarray, # (G, G) attention weights of one thinking 
                 ) -> str:
     "A G x G attention matrix as an HTML table of shaded cells (row: thinking path, column: attended peer)."
     matrix = np.asarray(matrix, dtype=float)
-    labels = [html.escape(l) for l in _labels(len(matrix), path_labels)]
+    labels = [html.escape(l) for l in path_names(len(matrix), path_labels)]
     def cell(v):
         if math.isnan(v): return '<td style="background:#f3f3f3" class="osr-muted">·</td>'
         v = min(max(v, 0.0), 1.0)

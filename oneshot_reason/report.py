@@ -18,13 +18,13 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from .core import OneShotError, iter_jsonl
+from .core import OneShotError, iter_jsonl, read_json
 from .health import health_events
 from .methods import known_methods, methods_named
-from .runlog import _event_files, _read_run_json, read_completions, read_scalars
-from .explorer import _number, group_html, signal_groups, spread_samples
-from .viz import (ACCURACY_KINDS, _accuracies, accuracy_bars, health_history,
-                                health_timeline, heldout_curve, length_curve, reward_curve, scalar_curves)
+from .runlog import event_files, read_completions, read_scalars
+from .explorer import group_html, signal_groups, spread_samples
+from .viz import (ACCURACY_KINDS, accuracy_bars, health_history, health_timeline, heldout_curve, length_curve,
+                                reward_curve, scalar_curves, summary_accuracies)
 
 # %% auto #0
 __all__ = ['write_report']
@@ -68,6 +68,14 @@ class _Page:
         try: self.figure(make())
         except OneShotError as e: self.note(f"{missing} ({e})")
 
+# %% ../nbs/api/27_report.ipynb #cd29f4d8
+def _read_run_json(path: Path) -> dict | None:
+    "A run's JSON file (summary.json, an evaluation's summary) as a dict; damaged, None with a warning naming it."
+    try: value = read_json(path, fix="the report leaves it out")
+    except OneShotError as e: warnings.warn(str(e)); return None
+    if isinstance(value, dict): return value
+    warnings.warn(f"{path}: expected a JSON object; the report leaves it out"); return None
+
 # %% ../nbs/api/27_report.ipynb #d30e1086
 def _methods_section(page: _Page, run_dir: Path):
     "Each method's own section (`report_items`: LUFFY's own and mixed reward, BuPO's layer and phases); nothing for plain GRPO."
@@ -93,7 +101,7 @@ def _summary_section(page: _Page, run_dir: Path):
         page.note("No summary.json: the run has not finished (it is written at the end of training)."); return
     summary = _read_run_json(run_dir / "summary.json")
     if summary is None: page.note("summary.json is damaged: the table of the run's results is left out."); return
-    found, n = _accuracies(summary), summary.get("n_eval")
+    found, n = summary_accuracies(summary), summary.get("n_eval")
     def shown(kind, when, value):
         if math.isnan(value): return "—"
         count = summary.get(f"correct_{kind}_{when}" if kind else f"correct_{when}")
@@ -119,12 +127,12 @@ def _summary_section(page: _Page, run_dir: Path):
 def _training_section(page: _Page, run_dir: Path, smoothing: float):
     "The training curves that the run's logs allow, a note for each that they do not."
     page.add("<h2>Training</h2>")
-    if not (_event_files(run_dir) or (run_dir / "completions.jsonl").exists()):
+    if not (event_files(run_dir) or (run_dir / "completions.jsonl").exists()):
         page.note("No TensorBoard event files and no completions.jsonl: nothing was logged yet (train with report_to='tensorboard')."); return
     page.attempt(lambda: reward_curve(run_dir, smoothing=smoothing), "No reward curve")
     page.attempt(lambda: length_curve(run_dir, smoothing=smoothing), "No length curve")
     if (run_dir / "heldout.jsonl").exists(): page.attempt(lambda: heldout_curve(run_dir), "No held-out curve")
-    if _event_files(run_dir):
+    if event_files(run_dir):
         page.attempt(lambda: scalar_curves(run_dir, smoothing=smoothing), "No loss or entropy curve")
         if not any(tag.endswith("/kl") or tag == "kl" for tag in set(read_scalars(run_dir).tag)):
             page.note("No KL curve: the run's loss has no KL term (beta = 0), so none was logged.")
@@ -216,7 +224,8 @@ def _samples_section(page: _Page, run_dir: Path, n_samples: int):
         group = groups[0] if groups else int(rows.group.min())
         chosen = rows[rows.group == group]
         shown = spread_samples(chosen, n_samples)
-        why = (f"group {group}: rewards from {_number(chosen.reward.min())} to {_number(chosen.reward.max())}; "
+        # a group of `groups` has rewards that differ, so its lowest and highest are numbers, never missing
+        why = (f"group {group}: rewards from {chosen.reward.min():.3g} to {chosen.reward.max():.3g}; "
                f"{len(groups)} of {n_groups} groups at this step had rewards that differ" if groups else
                f"all {n_groups} groups at this step had equal rewards (no learning signal); group {group}")
         page.add(f"<h3>{'first' if k == 0 else 'last'} logged step: {step}</h3>"

@@ -8,6 +8,7 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/api/runlog.html.md"""
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -17,10 +18,12 @@ import pandas as pd
 from .core import OneShotError, as_number, chat_text, read_jsonl
 
 # %% auto #0
-__all__ = ['read_scalars', 'read_completions']
+__all__ = ['event_files', 'read_scalars', 'record_number', 'read_run_jsonl', 'read_completions']
 
 # %% ../nbs/api/24_runlog.ipynb #895ab2fb
-def _event_files(folder: Path) -> list[Path]:
+def event_files(folder: str | Path, # a run folder; searched at any depth
+               ) -> list[Path]:
+    "The TensorBoard event files under `folder`, in path order."
     return sorted(p for p in Path(folder).rglob("events.out.tfevents.*") if p.is_file())
 
 # %% ../nbs/api/24_runlog.ipynb #991942af
@@ -32,7 +35,7 @@ def read_scalars(run_dir: str | Path, # a run folder; event files are searched r
     run_dir = Path(run_dir)
     if not run_dir.exists(): raise OneShotError(f"{run_dir}: no such folder; pass the run's output_dir")
     rows = []
-    for path in _event_files(run_dir):
+    for path in event_files(run_dir):
         accumulator = EventAccumulator(str(path), size_guidance={"scalars": 0})   # 0: keep every point
         accumulator.Reload()
         for tag in accumulator.Tags().get("scalars", []):
@@ -43,7 +46,8 @@ def read_scalars(run_dir: str | Path, # a run folder; event files are searched r
     return df.sort_values(["tag", "step"]).reset_index(drop=True)[["tag", "step", "value"]]
 
 # %% ../nbs/api/24_runlog.ipynb #96b045a5
-def _float(value: Any) -> float:
+def record_number(value: Any, # a record's field: a number, a numeric string, a list of them, None, NaN, text, ...
+                 ) -> float:
     "A record's number for a table or a figure: `core.as_number` with NaN where there is none; a list reads as its mean."
     if isinstance(value, (list, tuple)): value = np.mean(value) if value else None
     return as_number(value, missing=math.nan)
@@ -73,9 +77,9 @@ def _completion_row(i: int, # the record's position, for the error message
     rewards = r.get("rewards") if isinstance(r.get("rewards"), dict) else {}
     row = {"step": int(r["step"]), "group": _index(r.get("group")), "path": _index(r.get("path")),
            "prompt": chat_text(r.get("prompt"), show_roles=True), "completion": chat_text(r["completion"]),
-           "reward": _float(r.get("reward")), "advantage": _float(r.get("advantage")), "off_policy": _flag(r.get("off_policy")),
+           "reward": record_number(r.get("reward")), "advantage": record_number(r.get("advantage")), "off_policy": _flag(r.get("off_policy")),
            "rewards": dict(rewards)}
-    for name, value in rewards.items(): row[f"rewards/{name}"] = _float(value)
+    for name, value in rewards.items(): row[f"rewards/{name}"] = record_number(value)
     for key, value in r.items():
         if key in row or key.startswith("rewards/"): continue
         if key == "cross_path_weights":
@@ -85,10 +89,8 @@ def _completion_row(i: int, # the record's position, for the error message
     return row
 
 # %% ../nbs/api/24_runlog.ipynb #afc79ac6
-import warnings
-from .core import read_json
-
-def _read_run_jsonl(path: Path) -> list[dict]:
+def read_run_jsonl(path: str | Path, # a run's JSON Lines file: completions.jsonl, heldout.jsonl
+                  ) -> list[dict]:
     "The records of a run's JSON Lines file; a damaged line (cut short by a kill, not UTF-8, not JSON) is skipped with a warning naming it."
     skipped = []
     records = read_jsonl(path, skipped)
@@ -96,14 +98,6 @@ def _read_run_jsonl(path: Path) -> list[dict]:
         warnings.warn(f"{path}: skipped " + "; ".join(f"line {n} ({why})" for n, why in skipped[:5])
                       + (f" and {len(skipped) - 5} more lines" if len(skipped) > 5 else "") + "; the rest is read")
     return records
-
-# %% ../nbs/api/24_runlog.ipynb #86d5d13e
-def _read_run_json(path: Path) -> dict | None:
-    "A run's JSON file (summary.json, an evaluation's summary) as a dict; damaged, None with a warning naming it."
-    try: value = read_json(path, fix="the report leaves it out")
-    except OneShotError as e: warnings.warn(str(e)); return None
-    if isinstance(value, dict): return value
-    warnings.warn(f"{path}: expected a JSON object; the report leaves it out"); return None
 
 # %% ../nbs/api/24_runlog.ipynb #357ff622
 def _completion_records(source: str | Path | pd.DataFrame | Sequence[dict]) -> list[dict]:
@@ -115,7 +109,7 @@ def _completion_records(source: str | Path | pd.DataFrame | Sequence[dict]) -> l
     if not path.exists():
         raise OneShotError(f"{path}: no such file; pass a run folder holding completions.jsonl (the trainer writes it "
                            "when log_completions_jsonl=True) or the file itself")
-    return _read_run_jsonl(path)
+    return read_run_jsonl(path)
 
 # %% ../nbs/api/24_runlog.ipynb #38330aa1
 _BASE_COLUMNS = ["step", "group", "path", "prompt", "completion", "reward", "advantage", "off_policy"] # read_completions' first columns

@@ -23,13 +23,13 @@ from plotly.colors import hex_to_rgb, qualitative
 from plotly.subplots import make_subplots
 
 from .core import OneShotError, moved_names
-from .runlog import _event_files, _float, _read_run_jsonl, read_completions, read_scalars
+from .runlog import event_files, read_completions, read_run_jsonl, read_scalars, record_number
 
 # %% auto #0
 __all__ = ['PALETTE', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'set_light_renderer', 'smooth',
-           'coinciding', 'reward_curve', 'length_curve', 'scalar_curves', 'accuracy_bars', 'heldout_curve',
-           'curves_with_bands', 'group_weights', 'cross_path_heatmap', 'cross_path_lines', 'entropy_flow_figure',
-           'entropy_change_figure', 'health_history', 'health_timeline']
+           'coinciding', 'reward_curve', 'length_curve', 'scalar_curves', 'summary_accuracies', 'accuracy_bars',
+           'heldout_curve', 'curves_with_bands', 'group_weights', 'path_names', 'cross_path_heatmap',
+           'cross_path_lines', 'entropy_flow_figure', 'entropy_change_figure', 'health_history', 'health_timeline']
 
 # %% ../nbs/api/25_viz.ipynb #21138b94
 def set_light_renderer(renderer: str | None = None, # a plotly renderer name; None: `colab` in Colab, else `plotly_mimetype+notebook_connected`
@@ -68,7 +68,7 @@ def _rgba(color: str, alpha: float) -> str:
 def _scalars(source) -> pd.DataFrame | None:
     "The TensorBoard scalars of a source, or None where it has none."
     if isinstance(source, pd.DataFrame): return source if {"tag", "step", "value"} <= set(source.columns) else None
-    if isinstance(source, (str, Path)) and Path(source).is_dir() and _event_files(Path(source)): return read_scalars(source)
+    if isinstance(source, (str, Path)) and Path(source).is_dir() and event_files(source): return read_scalars(source)
     return None
 
 # %% ../nbs/api/25_viz.ipynb #dc97889f
@@ -255,12 +255,13 @@ def _load_summary(item: dict | str | Path) -> tuple[dict, str | None]:
 ACCURACY_KINDS = ("strict", "lenient") # the held-out accuracies a summary records, each before and after training
 
 # %% ../nbs/api/25_viz.ipynb #bf1badd2
-def _accuracies(summary: dict) -> dict[str, tuple[float, float]]:
+def summary_accuracies(summary: dict, # a run's summary.json, as a dict
+                      ) -> dict[str, tuple[float, float]]:
     "(before, after) for each accuracy a summary records: 'strict' and 'lenient', or '' for a lone accuracy_before/after pair."
-    found = {k: (_float(summary.get(f"accuracy_{k}_before")), _float(summary.get(f"accuracy_{k}_after"))) for k in ACCURACY_KINDS}
+    found = {k: (record_number(summary.get(f"accuracy_{k}_before")), record_number(summary.get(f"accuracy_{k}_after"))) for k in ACCURACY_KINDS}
     found = {k: v for k, v in found.items() if not all(map(math.isnan, v))}
     if found: return found
-    lone = (_float(summary.get("accuracy_before")), _float(summary.get("accuracy_after")))
+    lone = (record_number(summary.get("accuracy_before")), record_number(summary.get("accuracy_after")))
     return {} if all(map(math.isnan, lone)) else {"": lone}
 
 # %% ../nbs/api/25_viz.ipynb #c26864f6
@@ -276,7 +277,7 @@ def accuracy_bars(summaries: dict | str | Path | Sequence[dict | str | Path], # 
     if len(labels) != len(loaded): raise OneShotError(f"got {len(labels)} names for {len(loaded)} summaries; pass one name per summary")
     x, pairs = [], []
     for (summary, _), label in zip(loaded, labels):
-        found = _accuracies(summary)
+        found = summary_accuracies(summary)
         if not found:
             raise OneShotError(f"summary of {label!r} has no held-out accuracy (accuracy_strict_before, accuracy_lenient_after, ... or "
                                f"accuracy_before, accuracy_after; keys: {sorted(summary)}); evaluate the run first")
@@ -297,7 +298,7 @@ def _heldout_records(source: str | Path | Sequence[dict]) -> pd.DataFrame:
     if isinstance(source, (str, Path)):
         path = Path(source) / "heldout.jsonl" if Path(source).is_dir() else Path(source)
         if not path.exists(): raise OneShotError(f"{path}: no such file; the held-out evaluation writes it while training (--eval-benchmark, --n-eval)")
-        source = _read_run_jsonl(path)
+        source = read_run_jsonl(path)
     records = pd.DataFrame(list(source))
     if not len(records) or "step" not in records: raise OneShotError("no held-out records (step, accuracy_strict, accuracy_lenient); the run was not evaluated")
     return records.sort_values("step", kind="stable").reset_index(drop=True)
@@ -398,8 +399,10 @@ def group_weights(source: Any, # a (T, G, G) array, one group's records (list or
     return weights
 
 # %% ../nbs/api/25_viz.ipynb #a73d92e5
-def _labels(G: int, path_labels: Sequence[str] | None) -> list[str]:
-    "One label per path: the given ones, else 'path i'."
+def path_names(G: int, # paths in the group
+               path_labels: Sequence[str] | None = None, # a name per path, as the figures take it; None: 'path i'
+              ) -> list[str]:
+    "One name per path of a group: the given ones (one per path), else 'path i'."
     labels = list(path_labels) if path_labels is not None else [f"path {i}" for i in range(G)]
     if len(labels) != G: raise OneShotError(f"got {len(labels)} path labels for {G} paths; pass one per path")
     return labels
@@ -415,7 +418,7 @@ def cross_path_heatmap(source: Any, # (T, G, G) weights, a group's records, or a
     "A G x G heatmap of the cross-path attention A[t] with a slider over the thinking steps t."
     weights = group_weights(source, step=step, group=group)
     T, G, _ = weights.shape
-    labels = _labels(G, path_labels)
+    labels = path_names(G, path_labels)
     shown = np.unique(np.linspace(0, T - 1, min(T, max_frames)).round().astype(int))
     def heatmap(t):
         return go.Heatmap(z=weights[t], x=labels, y=labels, zmin=0, zmax=1, colorscale="Blues", colorbar=dict(title="weight"),
@@ -444,7 +447,7 @@ def cross_path_lines(source: Any, # (T, G, G) weights, a group's records, or a r
     "One subplot per path: its weight A[t, i, j] on each peer j over the thinking steps t."
     weights = group_weights(source, step=step, group=group)
     T, G, _ = weights.shape
-    labels = _labels(G, path_labels)
+    labels = path_names(G, path_labels)
     cols = max(1, min(cols, G)); rows = math.ceil(G / cols)
     fig = make_subplots(rows=rows, cols=cols, shared_xaxes=True, shared_yaxes=True, subplot_titles=[f"{l} attends to" for l in labels],
                         horizontal_spacing=0.04, vertical_spacing=0.12)
@@ -465,6 +468,7 @@ def cross_path_lines(source: Any, # (T, G, G) weights, a group's records, or a r
 
 # %% ../nbs/api/25_viz.ipynb #4075429f
 ENTROPY_SITES = {"input": "input residual", "attention": "attention output", "mlp": "MLP output", "output": "output residual"} # bupo.PAPER_SITES -> legend name
+_DELTA_ONLY_SITES = ("attention_input", "after_attention", "mlp_input") # bupo.entropy_flow's other sites, measured for Delta H: not drawn
 ENTROPY_COMPONENTS = {"layer": "layer: H(out) - H(in)", "attention": "attention", "mlp": "MLP"} # component of Delta H -> legend name
 
 # %% ../nbs/api/25_viz.ipynb #96b8314c
@@ -482,14 +486,12 @@ def _tidy(df: pd.DataFrame, key: str, value: str, allowed: dict, what: str) -> p
     return df.groupby(keys, sort=False)[value].mean().reset_index()
 
 # %% ../nbs/api/25_viz.ipynb #a1373428
-def entropy_flow_figure(df: pd.DataFrame, # columns layer, site (input, attention, mlp, output), entropy; optional method
+def entropy_flow_figure(df: pd.DataFrame, # columns layer, site (input, attention, mlp, output; bupo's others are left out), entropy; optional method
                         title: str = "Entropy of the internal layer policies", # the figure's title
                         y_title: str = "entropy (nats)", # the y axis label
                        ) -> go.Figure:
     "Per-layer entropy of softmax(lm_head(.)) at the four sites of each layer, one curve per site."
-    if "site" in df.columns and not df["site"].isin(ENTROPY_SITES).all():
-        from oneshot_reason.bupo import SITES # here, not at the top: bupo loads TRL
-        df = df[~df["site"].isin(set(SITES) - set(ENTROPY_SITES))] # bupo.entropy_flow's extra sites, used only for Delta H
+    if "site" in df.columns: df = df[~df["site"].isin(_DELTA_ONLY_SITES)] # a bupo.entropy_flow table: the sites the paper draws
     data = _tidy(df, "site", "entropy", ENTROPY_SITES, "entropy_flow_figure")
     methods = list(pd.unique(data["method"])) if "method" in data else [None]
     fig = go.Figure()
@@ -537,7 +539,7 @@ def health_history(run_dir: str | Path, # a run folder
     "The run's logged steps for the health checks: its TensorBoard scalars and the measures of its completion records, one dict per step."
     run_dir = Path(run_dir)
     rows: dict[int, dict] = {}
-    if _event_files(run_dir):
+    if event_files(run_dir):
         scalars = read_scalars(run_dir)
         for tag, step, value in scalars[scalars.tag.str.startswith("train/")].itertuples(index=False):
             rows.setdefault(int(step), {"step": int(step)})[tag[len("train/"):]] = value
@@ -545,7 +547,7 @@ def health_history(run_dir: str | Path, # a run folder
         for row in rows.values():
             if "reward" in row:
                 for key in means: row.setdefault(key, None)
-    measures = records_by_step(_read_run_jsonl(run_dir / "completions.jsonl")) if (run_dir / "completions.jsonl").exists() else {}
+    measures = records_by_step(read_run_jsonl(run_dir / "completions.jsonl")) if (run_dir / "completions.jsonl").exists() else {}
     for step, m in measures.items(): rows.setdefault(step, {"step": step}).update(m)
     return [rows[s] for s in sorted(rows)]
 
