@@ -25,7 +25,7 @@ from transformers import TrainerCallback
 
 from . import __version__
 from .core import OneShotError, append_jsonl, chat_text, is_main_process, iter_jsonl
-from .data import (BENCHMARKS, FORMATS, PromptFormat, build_prompt, extract_boxed_answer, extract_hash_answer,
+from .data import (BENCHMARK_NAMES, BENCHMARKS, FORMATS, PromptFormat, build_prompt, extract_boxed_answer, extract_hash_answer,
                                  get_format, load_benchmark, load_math_file, local_benchmark_copy, synthetic_problems)
 from .models import load_policy, model_name
 from .runfiles import write_text_atomic
@@ -35,10 +35,9 @@ from .inference import (choose_engine, ct2_compute_type, generate_completions, r
                                       sampling_settings)
 
 # %% auto #0
-__all__ = ['BENCHMARK_NAMES', 'SYNTHETIC_SIZE', 'STRICT_RULES', 'LENIENT_RULE', 'pass_at_k', 'avg_at_k', 'answer_key',
-           'majority_index', 'maj_at_k', 'score_samples', 'EvalResult', 'strict_rule', 'strict_answer',
-           'strict_correct', 'write_result', 'evaluate', 'heldout_problems', 'heldout_accuracy', 'heldout_line',
-           'HeldoutEvaluation']
+__all__ = ['SYNTHETIC_SIZE', 'STRICT_RULES', 'LENIENT_RULE', 'pass_at_k', 'avg_at_k', 'answer_key', 'majority_index', 'maj_at_k',
+           'score_samples', 'EvalResult', 'strict_rule', 'strict_answer', 'strict_correct', 'write_result', 'evaluate',
+           'heldout_problems', 'heldout_accuracy', 'heldout_line', 'HeldoutEvaluation']
 
 # %% ../nbs/api/23_evaluate.ipynb #6b37279e
 def pass_at_k(n: int, # samples drawn for the problem
@@ -208,7 +207,6 @@ def __repr__(self: EvalResult) -> str:
     return f"EvalResult({self.benchmark}, {self.n_problems} problems x {self.n_samples}, {metrics})"
 
 # %% ../nbs/api/23_evaluate.ipynb #54a97f4e
-BENCHMARK_NAMES = (*BENCHMARKS, "synthetic")
 SYNTHETIC_SIZE = 200 # problems in the synthetic benchmark (the test split of `synthetic_problems`, seed 0)
 
 # %% ../nbs/api/23_evaluate.ipynb #814441ac

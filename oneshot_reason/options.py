@@ -423,7 +423,7 @@ def _check_resume(opts: TrainOptions) -> None:
 # %% ../nbs/api/01_options.ipynb #bf5bfbd0
 def _check_eval_benchmark(opts: TrainOptions) -> None:
     "`eval_benchmark`: a benchmark name (lower-cased) or an existing data file; else one line with the accepted names."
-    from oneshot_reason.evaluate import BENCHMARK_NAMES
+    from oneshot_reason.data import BENCHMARK_NAMES
     value = opts.eval_benchmark
     if value is None or str(value).strip().lower() in BENCHMARK_NAMES:
         if value is not None: opts.eval_benchmark = str(value).strip().lower()
