@@ -265,8 +265,7 @@ def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_m
     if filled:
         lines.append(f"{opts.model}'s own defaults (MODEL_DEFAULTS: the package's own runs of it, and on GSM8K bench/newcomer_signal.py), for what was not set: "
                      + ", ".join(f"{n.removeprefix('trainer.')} {_header_value(opts, n)}" for n in filled))
-    flags = [f.name for f in option_fields(TrainOptions)] # the methods' own flags among them
-    return lines + [cli_words(n, flags) if opts._interface == "cli" else n for n in run_notes(config, opts.model or "tiny")]
+    return lines + [opts.words(n) for n in run_notes(config, opts.model or "tiny")] # the methods' notes, naming flags on the command line
 
 # %% ../nbs/api/28_console.ipynb #a8d42ca9
 class RunClock:

@@ -105,6 +105,10 @@ class TrainOptions(_Worded):
         if "_method_settings" in self.__dict__: return dict(self._method_settings)
         return {f.name: getattr(self, f.name) for f in method_flags() if getattr(self, f.name) is not None}
 
+    def words(self, text: str) -> str:
+        "`text` (naming settings as Python arguments, `internal_layer=`) in the words of the user's interface: flags on the command line."
+        return cli_words(text, [f.name for f in option_fields(TrainOptions)]) if getattr(self, "_interface", "python") == "cli" else text
+
     def name(self, key: str) -> str:
         "A setting's bare name in the user's words: `--algo` on the command line, `algo` in a file or in Python."
         return _name(self, key)
