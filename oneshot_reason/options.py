@@ -357,11 +357,13 @@ def _json_default(f) -> object:
 def _field_choices(name: str, hint) -> list[str] | None:
     "The values a field takes when they are a known list: an enum's (lr_scheduler_type, optim, ...), the loggers (report_to), the loss types."
     import enum, typing
-    from oneshot_reason.config import loss_types
+    from oneshot_reason.config import LOSS_TYPES, METHOD_LOSS_TYPES
+    from oneshot_reason.methods import builtin_methods
     if name == "report_to":
         from transformers.integrations.integration_utils import INTEGRATION_TO_CALLBACK
         return [*INTEGRATION_TO_CALLBACK, "all", "none"]
-    if name == "loss_type": return list(loss_types())
+    if name == "loss_type": # TRL's and the package's methods' (not those a test or a plug-in registered in this process)
+        return [*LOSS_TYPES, *(n for n, (method, _) in METHOD_LOSS_TYPES.items() if method in builtin_methods())]
     enums = [a for a in typing.get_args(hint) if isinstance(a, type) and issubclass(a, enum.Enum)]
     return [e.value for e in enums[0]] if enums else None
 
@@ -375,11 +377,11 @@ def trainer_field_table() -> dict[str, dict]:
         text = " ".join(str(text or "").split())
         first = re.split(r"\.\s+(?=[A-Z])", text)[0] if text else ""
         return (first if first.endswith(".") or not first else first + ".")[:160]
-    hints = typing.get_type_hints(OneShotConfig)
+    hints = typing.get_type_hints(OneShotConfig) # resolved: HfArgumentParser rewrites some fields' `type` in place (dict | str -> str)
     table = {}
     for f in fields(OneShotConfig):
         if FIELD_OWNERS.get(f.name) not in (None, *builtin): continue
-        table[f.name] = {"kind": field_kind(f.type), "default": _json_default(f), "help": first_sentence(f.metadata.get("help")),
+        table[f.name] = {"kind": field_kind(hints.get(f.name, f.type)), "default": _json_default(f), "help": first_sentence(f.metadata.get("help")),
                          "option": f.name in options}
         if (choices := _field_choices(f.name, hints.get(f.name))) is not None: table[f.name]["choices"] = choices
     return table
