@@ -31,7 +31,8 @@ def main():
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
     from oneshot_reason.options import EVAL_BATCH_SIZE
-    from oneshot_reason.evaluate import _benchmark_rows, _model_name, generate_completions
+    from oneshot_reason.evaluate import _benchmark_rows, generate_completions
+    from oneshot_reason.models import model_name
     from oneshot_reason.models import load_policy
     model, tokenizer = load_policy(args.model)
     model.eval()
@@ -53,7 +54,7 @@ def main():
         print(json.dumps(rows[-1]), flush=True)
     base = next((r for r in rows if r["batch_size"] == EVAL_BATCH_SIZE), rows[0])
     for r in rows: r["speed_vs_default"] = round(r["tokens_per_second"] / base["tokens_per_second"], 2)
-    result = {"model": _model_name(model), "benchmark": name, "problems": len(prompts), "max_new_tokens": args.max_new_tokens,
+    result = {"model": model_name(model) or type(model).__name__, "benchmark": name, "problems": len(prompts), "max_new_tokens": args.max_new_tokens,
               "dtype": str(next(model.parameters()).dtype).removeprefix("torch."), "default_batch_size": EVAL_BATCH_SIZE,
               "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
               "loadavg_before": [round(x, 2) for x in load_before], "loadavg_after": [round(x, 2) for x in os.getloadavg()],
