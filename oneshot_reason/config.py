@@ -7,6 +7,7 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/api/config.html.md"""
 # %% ../nbs/api/10_config.ipynb #540bc669
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -24,15 +25,16 @@ from .core import SETTING_RANGES, OneShotError, compute_dtype, cpu_busy, moved_n
 from .data import FORMATS
 from .methods import (ALGO_PRESETS, builtin_methods, get_method, load_methods, on_register, parse_algo,
                                     registered_methods)
-from .models import resolve_model_source
+from .models import CT2_INSTALL, resolve_model_source
 
 # %% auto #0
-__all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'EXACT_BUCKETING_LOSS_TYPES', 'PRESETS',
-           'PRESET_REWARDS', 'PRESET_LORA', 'register_loss_type', 'loss_types', 'method_loss_type', 'OneShotConfig',
-           'add_config_fields', 'check_generation_batch', 'check_ranges', 'check_oneshot_config', 'as_oneshot_config',
-           'model_config', 'model_num_layers', 'check_whole_groups', 'check_dynamic_sampling', 'bucketing_problem',
-           'check_length_bucketing', 'check_run', 'run_notes', 'register_preset', 'demo_settings', 'config_preset',
-           'preset_differences', 'preset_note', 'method_defaults', 'preset_table_differences', 'batch_layout']
+__all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'ROLLOUT_ENGINES', 'EXACT_BUCKETING_LOSS_TYPES',
+           'PRESETS', 'PRESET_REWARDS', 'PRESET_LORA', 'register_loss_type', 'loss_types', 'method_loss_type',
+           'OneShotConfig', 'add_config_fields', 'check_generation_batch', 'check_ranges', 'check_rollout_engine',
+           'check_oneshot_config', 'as_oneshot_config', 'model_config', 'model_num_layers', 'check_whole_groups',
+           'check_dynamic_sampling', 'bucketing_problem', 'check_length_bucketing', 'check_run', 'run_notes',
+           'register_preset', 'demo_settings', 'config_preset', 'preset_differences', 'preset_note', 'method_defaults',
+           'preset_table_differences', 'batch_layout']
 
 # %% ../nbs/api/10_config.ipynb #1d8c60a7
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo") # TRL's; a method adds its own (`register_loss_type`)
@@ -83,6 +85,12 @@ class OneShotConfig(GRPOConfig):
         "`generate` with the package's lean decoding loop instead (oneshot_reason.fastgen: each prompt prefilled once, "
         "the KV cache filled in place, ended completions no longer computed), drawing the same random numbers; "
         "default: on for a model on a CPU, where bench/rollout.py measures it faster, off elsewhere (not measured)."})
+    rollout_engine: str = field(default="torch", metadata={"help": "What samples the rollouts: 'torch' (the policy "
+        "itself, through fast_rollouts or `generate`) or 'ctranslate2' (CTranslate2 on the CPU: the policy converted once "
+        "a step, its samples corrected by TRL's importance sampling, vllm_importance_sampling_*; bench/engine.py "
+        "--rollout measures it about twice as fast in int8 on Qwen2.5-Coder-0.5B). On a GPU, use_vllm=True."})
+    rollout_dtype: str = field(default="int8", metadata={"help": "rollout_engine='ctranslate2': 'int8' (faster; "
+        "log-probs about 0.015 a token from float32's, which the importance sampling corrects) or 'float32'."})
     # --- outputs ---
     log_completions_jsonl: bool = field(default=True, metadata={"help": "Append every logged completion to "
         "<output_dir>/completions.jsonl."})
@@ -189,6 +197,28 @@ def _warn_single_cpu_launch():
                       "processes use `accelerate launch --config_file configs/accelerate/cpu_2proc.yaml` or "
                       "`torchrun --nproc_per_node N`", RuntimeWarning, stacklevel=3)
 
+# %% ../nbs/api/10_config.ipynb #0d106a9e
+ROLLOUT_ENGINES = ("torch", "ctranslate2") # what samples a run's rollouts (`OneShotConfig.rollout_engine`); vLLM is TRL's use_vllm
+
+def check_rollout_engine(args) -> None: # an `OneShotConfig` before TRL's `__post_init__`
+    "Raise `OneShotError` on a rollout engine (and its settings) that cannot sample this run's rollouts."
+    engine = str(args.rollout_engine).strip().lower()
+    if engine not in ROLLOUT_ENGINES:
+        raise OneShotError(f"rollout_engine={args.rollout_engine!r} is not a rollout engine; choose 'torch' or 'ctranslate2' "
+                           "(vLLM: use_vllm=True)")
+    args.rollout_engine = engine
+    if engine == "torch": return
+    if args.rollout_dtype not in ("int8", "float32"):
+        raise OneShotError(f"rollout_dtype={args.rollout_dtype!r}: CTranslate2 computes in 'int8' or 'float32' on a CPU; pass one of them")
+    refusal = ("use_vllm=True samples the rollouts itself" if args.use_vllm else
+               "use_transformers_paged=True samples the rollouts itself" if args.use_transformers_paged else
+               "fast_rollouts=True is the torch engine's loop" if args.fast_rollouts else
+               "it runs on the CPU; on a GPU use use_vllm=True" if torch.cuda.is_available() and not args.use_cpu else
+               f"min_p={args.min_p} is not a CTranslate2 sampling setting" if args.min_p is not None else
+               "generation_kwargs are not passed to CTranslate2" if args.generation_kwargs else
+               f"the ctranslate2 package is not installed ({CT2_INSTALL})" if importlib.util.find_spec("ctranslate2") is None else None)
+    if refusal: raise OneShotError(f"rollout_engine='ctranslate2': {refusal}; or use rollout_engine='torch'")
+
 # %% ../nbs/api/10_config.ipynb #9c406ff8
 def check_oneshot_config(args) -> None: # an `OneShotConfig` before TRL's `__post_init__`
     "Raise `OneShotError` on settings that cannot work together; normalise `algo`; let each method check its own."
@@ -207,6 +237,7 @@ def check_oneshot_config(args) -> None: # an `OneShotConfig` before TRL's `__pos
                            f"algo={owner!r}" + (f" (or '{other}+{owner}')" if other else "") + " or another loss_type")
     if args.scale_rewards not in (*SCALE_REWARDS, True, False):
         raise OneShotError(f"unknown scale_rewards {args.scale_rewards!r}; choose 'group', 'batch' or 'none'")
+    check_rollout_engine(args) # normalised before the methods read it
     for name in methods: get_method(name).check_config(args)
     if args.dynamic_sampling: check_dynamic_sampling(args)
     if args.length_bucketing: check_length_bucketing(args)

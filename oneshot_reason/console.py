@@ -253,6 +253,7 @@ def run_header(opts: TrainOptions, # the run's options (defaults filled: `fill_m
     lines = [f"{config.algo} on {opts.model or 'tiny'}: preset {opts.preset}, format {opts.format}"
              + ("" if opts.format == own else f" (the preset's: {own})") + f", reward {opts.reward_preset} ("
              + ", ".join(f"{n} {w:g}" for n, w in zip(stack.names, stack.weights)) + f"){lora}" + (f", {dtype}" if dtype else "")
+             + (f", rollouts by CTranslate2 {config.rollout_dtype}" if config.rollout_engine == "ctranslate2" else "")
              + (f", {_count(_torch_threads(), 'torch thread')}" if config.use_cpu else "")
              + (f" (the CPU is busy: {busy})" if config.use_cpu and _torch_threads() == 1 and (busy := cpu_busy()) else "")]
     if "oneshot_xml" in stack.names and opts.format != "xml": # OneShotGRPO's tag reward under another layout

@@ -7,22 +7,34 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/api/fastgen.html.md"""
 # %% ../nbs/api/08_fastgen.ipynb #f763cddf
 from __future__ import annotations
 
+import copy
 import functools
-from contextlib import contextmanager
+import shutil
+import tempfile
+import time
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from peft import PeftModel
+from torch import nn
 from transformers import AttentionInterface, DynamicCache, StaticCache
 from transformers.cache_utils import Cache, DynamicLayer
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 from transformers.generation import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+from fastcore.basics import patch
+
+from .core import OneShotError
+from . import models
+from .models import ctranslate2_folder
 
 # %% auto #0
 __all__ = ['GENERATION_LISTENERS', 'resolve_setting', 'sampling_warpers', 'attention_refusal', 'fast_path_refusal',
            'cpu_has_native_bf16', 'float32_compute', 'gqa_sdpa_attention', 'grouped_query_attention',
-           'PreallocatedLayer', 'preallocated_cache', 'distinct_prompts', 'stop_ids', 'fast_generate', 'generate_fast']
+           'PreallocatedLayer', 'preallocated_cache', 'distinct_prompts', 'stop_ids', 'fast_generate', 'generate_fast',
+           'temperature_head', 'CTranslate2Rollouts']
 
 # %% ../nbs/api/08_fastgen.ipynb #97606ebe
 _DEFAULTS = dict(do_sample=False, temperature=1.0, top_k=50, top_p=1.0)
@@ -326,3 +338,101 @@ def generate_fast(model, # the model whose `generate` a library (TRL) calls
     model.generate = functools.partial(fast_generate, model, fallback=type(model).generate.__get__(model), on_step=on_step)
     try: yield model
     finally: del model.generate
+
+# %% ../nbs/api/08_fastgen.ipynb #11aef9ac
+@torch.no_grad()
+def temperature_head(model: nn.Module, # a causal LM; changed in place (pass a copy)
+                     temperature: float, # the sampling temperature, > 0
+                    ) -> nn.Module:
+    "`model` with its output layer divided by `temperature` (untied from the input embeddings): its logits are the policy's over T."
+    if temperature <= 0: raise OneShotError(f"temperature={temperature} must be > 0 to sample")
+    if temperature == 1.0: return model
+    head = model.get_output_embeddings()
+    scaled = nn.Linear(head.in_features, head.out_features, bias=head.bias is not None,
+                       device=head.weight.device, dtype=head.weight.dtype)
+    scaled.weight.copy_(head.weight / temperature)
+    if head.bias is not None: scaled.bias.copy_(head.bias / temperature)
+    model.set_output_embeddings(scaled)
+    for config in {id(c): c for c in (model.config, model.config.get_text_config())}.values():
+        config.tie_word_embeddings = False # saved as its own tensor, loaded untied
+    return model
+
+# %% ../nbs/api/08_fastgen.ipynb #77484448
+class CTranslate2Rollouts:
+    "CTranslate2 as TRL's `vllm_generation`: `sync_weights` converts the policy (once a step), `generate` samples each prompt row once."
+    logprobs = 0 # as TRL's vLLM generation asks: the sampled token's log-prob only
+
+    def __init__(self,
+                 policy, # returns the policy to convert (PEFT-wrapped too), e.g. `lambda: trainer.model`
+                 tokenizer, # its tokenizer (ids to CTranslate2's tokens)
+                 step, # returns the training step, which (with `seed`) seeds the sampling after each sync
+                 max_completion_length: int, # new tokens at most
+                 stop: list[int], # the end tokens (TRL's `eos_token_ids`); the one that ends a completion is kept
+                 temperature: float = 1.0, # > 0; folded into the converted output layer (`temperature_head`)
+                 top_p: float = 1.0, # nucleus sampling mass
+                 top_k: int | None = 0, # 0 or None: the whole vocabulary
+                 repetition_penalty: float = 1.0, # as `generate`'s (1: none)
+                 compute_type: str = "int8", # 'int8' or 'float32'
+                 seed: int = 0, # the run's seed
+                 threads: int | None = None, # CTranslate2's threads (None: torch's)
+                ):
+        if temperature <= 0: raise OneShotError(f"temperature={temperature}: CTranslate2 rollouts sample, so it must be > 0")
+        if compute_type not in ("int8", "float32"):
+            raise OneShotError(f"rollout_dtype={compute_type!r}: CTranslate2 computes in 'int8' or 'float32' on a CPU")
+        self.policy, self.tokenizer, self.step, self.seed, self.threads = policy, tokenizer, step, seed, threads
+        self.max_completion_length, self.stop, self.compute_type = max_completion_length, [int(i) for i in stop], compute_type
+        self.temperature, self.top_p, self.top_k, self.repetition_penalty = temperature, top_p, top_k or 0, repetition_penalty
+        self._dir = tempfile.TemporaryDirectory(prefix="oneshot-ct2-rollouts-") # the converted policy, one step's at a time
+        self.folder, self.generator, self.seconds = None, None, {"sync": 0.0, "generate": 0.0}
+
+    @classmethod
+    def for_trainer(cls, trainer, compute_type: str = "int8"):
+        "The rollouts of a TRL `GRPOTrainer`, with its sampling settings and its process's seed."
+        return cls(lambda: trainer.accelerator.unwrap_model(trainer.model), trainer._tokenizer, lambda: trainer.state.global_step,
+                   trainer.max_completion_length, trainer.eos_token_ids, trainer.temperature, trainer.top_p, trainer.top_k,
+                   trainer.repetition_penalty, compute_type, trainer.args.seed + 1_000_003 * trainer.accelerator.process_index)
+
+# %% ../nbs/api/08_fastgen.ipynb #1e17abe7
+@patch
+@torch.no_grad()
+def sync_weights(self: CTranslate2Rollouts) -> None:
+    "Convert the policy as it is now and load it (TRL calls this when the step changed)."
+    import ctranslate2
+    start = time.perf_counter()
+    policy = copy.deepcopy(self.policy())
+    if isinstance(policy, PeftModel): policy = policy.merge_and_unload()
+    announced, models.ANNOUNCE = models.ANNOUNCE, models.ANNOUNCE and self.folder is None # said at the first sync only
+    try: folder = ctranslate2_folder(temperature_head(policy.eval(), self.temperature), self.tokenizer, cache_dir=self._dir.name)
+    finally: models.ANNOUNCE = announced
+    del policy
+    ctranslate2.set_random_seed(self.seed + self.step()) # read by the worker threads as the generator starts them
+    self.generator = ctranslate2.Generator(str(folder), device="cpu", compute_type=self.compute_type,
+                                           intra_threads=self.threads or torch.get_num_threads())
+    if self.folder is not None and self.folder != folder: shutil.rmtree(self.folder, ignore_errors=True)
+    self.folder = folder
+    self.seconds["sync"] += time.perf_counter() - start
+
+# %% ../nbs/api/08_fastgen.ipynb #06296640
+@patch
+def generate(self: CTranslate2Rollouts,
+             prompts: list[list[int]], # token ids, one row per completion
+             images=None, # None: CTranslate2 rollouts are text only
+             num_generations: int = 1, # TRL's group size (the rows are already repeated)
+             profiler=None, # TRL's profiling context
+            ) -> tuple[list[list[int]], list[list[int]], list[list[list[float]]], None]:
+    "The prompts, their completions (an end token kept) and each token's log-prob as `[[lp], ...]`, as TRL's vLLM generation returns them."
+    if images is not None and any(i is not None for i in images):
+        raise OneShotError("rollout_engine='ctranslate2' samples text only; use rollout_engine='torch' for prompts with images")
+    if self.generator is None: self.sync_weights()
+    logps: list[list[float]] = [[] for _ in prompts]
+    def record(step): logps[step.batch_id].append(step.log_prob) # every sampled token of every row, in order
+    start = time.perf_counter()
+    with profiler or nullcontext():
+        results = self.generator.generate_batch(
+            [self.tokenizer.convert_ids_to_tokens(list(p)) for p in prompts], max_length=self.max_completion_length,
+            include_prompt_in_result=False, end_token=self.stop, return_end_token=True, return_scores=True,
+            sampling_topk=self.top_k, sampling_topp=self.top_p, sampling_temperature=1.0,
+            repetition_penalty=self.repetition_penalty, callback=record)
+    self.seconds["generate"] += time.perf_counter() - start
+    completions = [list(r.sequences_ids[0]) for r in results]
+    return [list(p) for p in prompts], completions, [[[lp] for lp in row] for row in logps], None

@@ -200,9 +200,10 @@ class M3POMethod(TrainerMethod):
         if args.cross_path_temperature <= 0:
             raise OneShotError(f"cross_path_temperature={args.cross_path_temperature} must be > 0; the paper uses 0.1")
         check_whole_groups(args, "m3po")
-        if args.use_vllm:
-            raise OneShotError("m3po samples with its own cross-path sampler (the paths exchange information at every "
-                               "decoding step), which vLLM cannot run; set use_vllm=False or use algo='grpo'")
+        for asked, engine, fix in ((args.use_vllm, "vLLM", "set use_vllm=False"),
+                                   (getattr(args, "rollout_engine", "torch") != "torch", "CTranslate2", "set rollout_engine='torch'")):
+            if asked: raise OneShotError(f"m3po samples with its own cross-path sampler (the paths exchange information at "
+                                         f"every decoding step), which {engine} cannot run; {fix} or use algo='grpo'")
 
 # %% ../nbs/api/21_m3po.ipynb #aeb217b6
 @patch(cls_method=True)

@@ -32,7 +32,7 @@ from .core import (OneShotError, append_jsonl, as_number, chat_text, checkpoint_
                                  last_complete_checkpoint, moved_names)
 from .runfiles import RunLock, save_errors
 from .dynamic_sampling import DynamicSampling, DynamicSamplingMixin, take_rows
-from .fastgen import generate_fast
+from .fastgen import CTranslate2Rollouts, generate_fast
 from .methods import TrainerMethod, get_method, method_hooks, parse_algo
 from .models import load_policy, model_name, policy_dtype, precision_warning
 from .rewards import reward_preset
@@ -141,6 +141,7 @@ class OneShotTrainer(DynamicSamplingMixin, CheckpointMixin, GRPOTrainer):
         super().__init__(model=model, reward_funcs=reward_funcs, args=args, train_dataset=train_dataset,
                          eval_dataset=eval_dataset, processing_class=processing_class, **kwargs)
         self._user_rollout_func = self.rollout_func
+        if self.args.rollout_engine == "ctranslate2": self._use_ctranslate2_rollouts()
         if (message := precision_warning(self.model, args.learning_rate)) is not None: warnings.warn(message) # 16-bit weights, tiny steps
         if names is not None and len(names) == len(self.reward_func_names): self.reward_func_names = list(names)
         self.reward_funcs = [f if isinstance(f, nn.Module) else _guard_reward(f, self._non_finite) for f in self.reward_funcs]
@@ -224,6 +225,13 @@ def _generate_single_turn(self: OneShotTrainer, prompt_ids, images, multimodal_f
     with generate_fast(self.accelerator.unwrap_model(self.model_wrapped), enabled=fast):
         return GRPOTrainer._generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations,
                                                  has_tool_images)
+
+# %% ../nbs/api/18_trainer.ipynb #08188d18
+@patch
+def _use_ctranslate2_rollouts(self: OneShotTrainer) -> None:
+    "Sample the rollouts with CTranslate2 in vLLM's place: TRL syncs it each step and corrects its samples by importance sampling."
+    self.vllm_generation = CTranslate2Rollouts.for_trainer(self, self.args.rollout_dtype)
+    self.use_vllm, self._last_loaded_step = True, -1
 
 # %% ../nbs/api/18_trainer.ipynb #3218746b
 @patch
