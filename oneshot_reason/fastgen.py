@@ -392,6 +392,12 @@ class CTranslate2Rollouts:
                    trainer.max_completion_length, trainer.eos_token_ids, trainer.temperature, trainer.top_p, trainer.top_k,
                    trainer.repetition_penalty, compute_type, trainer.args.seed + 1_000_003 * trainer.accelerator.process_index)
 
+# %% ../nbs/api/08_fastgen.ipynb #cdfeab2b
+def _remove_converted(folder: Path) -> None:
+    "Remove a converted folder of the rollouts and the lock `models.cached_folder` left beside it."
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder.parent / f".{folder.name}.lock").unlink(missing_ok=True)
+
 # %% ../nbs/api/08_fastgen.ipynb #1e17abe7
 @patch
 @torch.no_grad()
@@ -408,7 +414,7 @@ def sync_weights(self: CTranslate2Rollouts) -> None:
     ctranslate2.set_random_seed(self.seed + self.step()) # read by the worker threads as the generator starts them
     self.generator = ctranslate2.Generator(str(folder), device="cpu", compute_type=self.compute_type,
                                            intra_threads=self.threads or torch.get_num_threads())
-    if self.folder is not None and self.folder != folder: shutil.rmtree(self.folder, ignore_errors=True)
+    if self.folder is not None and self.folder != folder: _remove_converted(self.folder)
     self.folder = folder
     self.seconds["sync"] += time.perf_counter() - start
 
@@ -424,6 +430,7 @@ def generate(self: CTranslate2Rollouts,
     if images is not None and any(i is not None for i in images):
         raise OneShotError("rollout_engine='ctranslate2' samples text only; use rollout_engine='torch' for prompts with images")
     if self.generator is None: self.sync_weights()
+    elif not self.generator.model_is_loaded: self.generator.load_model()
     logps: list[list[float]] = [[] for _ in prompts]
     def record(step): logps[step.batch_id].append(step.log_prob) # every sampled token of every row, in order
     start = time.perf_counter()
@@ -433,6 +440,14 @@ def generate(self: CTranslate2Rollouts,
             include_prompt_in_result=False, end_token=self.stop, return_end_token=True, return_scores=True,
             sampling_topk=self.top_k, sampling_topp=self.top_p, sampling_temperature=1.0,
             repetition_penalty=self.repetition_penalty, callback=record)
+    self.generator.unload_model() # its memory is the update's until the next generation
     self.seconds["generate"] += time.perf_counter() - start
     completions = [list(r.sequences_ids[0]) for r in results]
     return [list(p) for p in prompts], completions, [[[lp] for lp in row] for row in logps], None
+
+# %% ../nbs/api/08_fastgen.ipynb #c05407ff
+@patch
+def close(self: CTranslate2Rollouts) -> None:
+    "Unload and remove the converted policy (a later `generate` converts the policy again)."
+    if self.folder is not None: _remove_converted(self.folder)
+    self.folder = self.generator = None

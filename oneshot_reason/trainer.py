@@ -525,7 +525,9 @@ def train(self: OneShotTrainer,
         self._say(f"Stopped in step {self.state.global_step + 1} without saving it; "
                   + (f"resuming continues from {newest.name}." if newest else "no checkpoint to resume from."))
         raise
-    finally: signum, self._stop = self._stop.signum, None
+    finally:
+        signum, self._stop = self._stop.signum, None
+        if isinstance(getattr(self, "vllm_generation", None), CTranslate2Rollouts): self.vllm_generation.close() # its converted copy
     if self._stopped_early:
         step, saved = self.state.global_step, Path(self.args.output_dir) / f"checkpoint-{self.state.global_step}"
         message = (f"Stopped by {signal.Signals(signum).name} after step {step} of {self.state.max_steps} and saved {saved}; "
