@@ -25,7 +25,7 @@ from .core import SETTING_RANGES, OneShotError, compute_dtype, cpu_busy, moved_n
 from .data import FORMATS
 from .methods import (ALGO_PRESETS, builtin_methods, get_method, load_methods, on_register, parse_algo,
                                     registered_methods)
-from .models import CT2_INSTALL, resolve_model_source
+from .models import CT2_INSTALL, ct2_compute_type, resolve_model_source
 
 # %% auto #0
 __all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'ROLLOUT_ENGINES', 'EXACT_BUCKETING_LOSS_TYPES',
@@ -208,8 +208,7 @@ def check_rollout_engine(args) -> None: # an `OneShotConfig` before TRL's `__pos
                            "(vLLM: use_vllm=True)")
     args.rollout_engine = engine
     if engine == "torch": return
-    if args.rollout_dtype not in ("int8", "float32"):
-        raise OneShotError(f"rollout_dtype={args.rollout_dtype!r}: CTranslate2 computes in 'int8' or 'float32' on a CPU; pass one of them")
+    args.rollout_dtype = ct2_compute_type(args.rollout_dtype, "rollout_dtype")
     refusal = ("use_vllm=True samples the rollouts itself" if args.use_vllm else
                "use_transformers_paged=True samples the rollouts itself" if args.use_transformers_paged else
                "fast_rollouts=True is the torch engine's loop" if args.fast_rollouts else

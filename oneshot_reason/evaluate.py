@@ -27,11 +27,11 @@ from . import __version__
 from .core import OneShotError, append_jsonl, chat_text, is_main_process, iter_jsonl
 from .data import (BENCHMARK_NAMES, BENCHMARKS, FORMATS, PromptFormat, build_prompt, extract_boxed_answer, extract_hash_answer,
                                  get_format, load_benchmark, load_math_file, local_benchmark_copy, synthetic_problems)
-from .models import load_policy, model_name
+from .models import ct2_compute_type, load_policy, model_name
 from .runfiles import write_text_atomic
 from .answers import extract_answer, final_answer, normalize_number
 from .grading import check_answer, warm_up_grader
-from .inference import (choose_engine, ct2_compute_type, generate_completions, render_prompt,
+from .inference import (choose_engine, generate_completions, render_prompt,
                                       sampling_settings)
 
 # %% auto #0

@@ -28,7 +28,7 @@ from fastcore.basics import patch
 
 from .core import OneShotError
 from . import models
-from .models import ctranslate2_folder
+from .models import ct2_compute_type, ctranslate2_folder
 
 # %% auto #0
 __all__ = ['GENERATION_LISTENERS', 'resolve_setting', 'sampling_warpers', 'attention_refusal', 'fast_path_refusal',
@@ -377,10 +377,8 @@ class CTranslate2Rollouts:
                  threads: int | None = None, # CTranslate2's threads (None: torch's)
                 ):
         if temperature <= 0: raise OneShotError(f"temperature={temperature}: CTranslate2 rollouts sample, so it must be > 0")
-        if compute_type not in ("int8", "float32"):
-            raise OneShotError(f"rollout_dtype={compute_type!r}: CTranslate2 computes in 'int8' or 'float32' on a CPU")
         self.policy, self.tokenizer, self.step, self.seed, self.threads = policy, tokenizer, step, seed, threads
-        self.max_completion_length, self.stop, self.compute_type = max_completion_length, [int(i) for i in stop], compute_type
+        self.max_completion_length, self.stop, self.compute_type = max_completion_length, [int(i) for i in stop], ct2_compute_type(compute_type, "rollout_dtype")
         self.temperature, self.top_p, self.top_k, self.repetition_penalty = temperature, top_p, top_k or 0, repetition_penalty
         self._dir = tempfile.TemporaryDirectory(prefix="oneshot-ct2-rollouts-") # the converted policy, one step's at a time
         self.folder, self.generator, self.seconds = None, None, {"sync": 0.0, "generate": 0.0}

@@ -21,14 +21,14 @@ from transformers import AutoTokenizer, GenerationConfig, StoppingCriteria, Stop
 from .core import ENGINES, OneShotError, append_jsonl, is_main_process, set_seed
 from .data import build_prompt
 from .fastgen import fast_generate, fast_path_refusal, stop_ids
-from .models import CT2_INSTALL, CT2_TOKENIZER, ctranslate2_folder, load_policy, model_name, plain_model_folder, prepare_tokenizer, tiny_path
+from .models import CT2_COMPUTE_TYPES, CT2_INSTALL, CT2_TOKENIZER, ct2_compute_type, ctranslate2_folder, load_policy, model_name, plain_model_folder, prepare_tokenizer, tiny_path
 from .answers import extract_answer
 
 # %% auto #0
-__all__ = ['CT2_COMPUTE_TYPES', 'render_prompt', 'stop_token_ids', 'sampling_settings', 'Generations', 'generate_completions',
-           'vllm_available', 'generate_completions_vllm', 'ctranslate2_available', 'choose_engine', 'ct2_compute_type',
-           'generate_completions_ctranslate2', 'Generator', 'build_text_generator', 'default_generator',
-           'generate_math_solution', 'solve', 'save_prompt_and_response']
+__all__ = ['render_prompt', 'stop_token_ids', 'sampling_settings', 'Generations', 'generate_completions', 'vllm_available',
+           'generate_completions_vllm', 'ctranslate2_available', 'choose_engine', 'generate_completions_ctranslate2',
+           'Generator', 'build_text_generator', 'default_generator', 'generate_math_solution', 'solve',
+           'save_prompt_and_response']
 
 # %% ../nbs/api/24_inference.ipynb #c4c5680c
 def render_prompt(tokenizer, # a Hugging Face tokenizer
@@ -246,7 +246,6 @@ def choose_engine(engine: str = "auto", # one of `ENGINES`
     return name
 
 # %% ../nbs/api/24_inference.ipynb #429ef20a
-CT2_COMPUTE_TYPES = ("int8", "float32") # what engine='ctranslate2' computes in on a CPU (dtype= / --dtype)
 _CT2_LOADED: dict[tuple, Any] = {} # (folder, compute type, threads) -> the loaded ctranslate2.Generator; one at a time
 
 def _ct2_generator(folder: Path, compute_type: str, threads: int, seed: int | None = None):
@@ -258,17 +257,6 @@ def _ct2_generator(folder: Path, compute_type: str, threads: int, seed: int | No
         if seed is not None: ctranslate2.set_random_seed(seed) # the worker threads seed their generators as they start
         _CT2_LOADED[key] = ctranslate2.Generator(str(folder), device="cpu", compute_type=compute_type, intra_threads=threads)
     return _CT2_LOADED[key]
-
-# %% ../nbs/api/24_inference.ipynb #3a1c2d98
-def ct2_compute_type(dtype: str | None, # what the user asked for: None/'auto' (int8), 'int8', 'float32'
-                    ) -> str:
-    "The CTranslate2 compute type meant by `dtype`; anything it cannot compute in on a CPU is refused in one line."
-    key = "int8" if dtype is None else str(dtype).strip().lower().removeprefix("torch.")
-    key = {"auto": "int8", "fp32": "float32", "float": "float32"}.get(key, key)
-    if key not in CT2_COMPUTE_TYPES:
-        raise OneShotError(f"dtype={dtype!r}: engine 'ctranslate2' computes in int8 or float32 on a CPU; pass dtype='int8' "
-                           "(the default) or dtype='float32', or use engine='torch'")
-    return key
 
 # %% ../nbs/api/24_inference.ipynb #de05018c
 def generate_completions_ctranslate2(model, # a named model, a folder (a LoRA run's final/ too), a Hub id, or a model object

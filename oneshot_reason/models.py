@@ -42,11 +42,12 @@ from .grading import check_answer
 __all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'CACHE_ENV', 'STAMP_FILE', 'ANNOUNCE',
            'SMOLLM2_INSTALL', 'CHAT_EOS', 'SMOLLM2_NAME', 'SMOLLM2_CONVERSION', 'QWEN_CODER_05B', 'QWEN_CODER_15B',
            'QWEN_CONVERSION', 'MODELS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED', 'DIGEST_FILES',
-           'CT2_CONVERSION', 'CT2_INSTALL', 'CT2_TOKENIZER', 'prepare_tokenizer', 'resolve_dtype', 'lora_config',
-           'tiny_path', 'model_name', 'model_cache_dir', 'stage', 'cached_folder', 'smollm2_gguf', 'convert_gguf',
-           'smollm2_folder', 'SplitGGUF', 'gguf_parts', 'assemble_gguf', 'split_gguf_folder', 'NamedModel',
-           'named_model', 'hub_offline', 'resolve_model_source', 'add_lora', 'policy_dtype', 'precision_warning',
-           'load_policy', 'save_policy', 'weights_digest', 'plain_model_folder', 'source_digest', 'ctranslate2_folder']
+           'CT2_CONVERSION', 'CT2_INSTALL', 'CT2_TOKENIZER', 'CT2_COMPUTE_TYPES', 'prepare_tokenizer', 'resolve_dtype',
+           'lora_config', 'tiny_path', 'model_name', 'model_cache_dir', 'stage', 'cached_folder', 'smollm2_gguf',
+           'convert_gguf', 'smollm2_folder', 'SplitGGUF', 'gguf_parts', 'assemble_gguf', 'split_gguf_folder',
+           'NamedModel', 'named_model', 'hub_offline', 'resolve_model_source', 'add_lora', 'policy_dtype',
+           'precision_warning', 'load_policy', 'save_policy', 'weights_digest', 'plain_model_folder', 'source_digest',
+           'ctranslate2_folder', 'ct2_compute_type']
 
 # %% ../nbs/api/05_models.ipynb #94f16243
 CHATML_TEMPLATE = (
@@ -710,6 +711,22 @@ def _ct2_cached(source, # a folder of full weights, or what `plain_model_folder`
                 if (plain / name).is_file(): shutil.copy(plain / name, folder / CT2_TOKENIZER / name)
     stamp = {"digest": digest, "conversion": CT2_CONVERSION, "ctranslate2": ctranslate2.__version__.split(".")[0]}
     return cached_folder(f"ct2-{digest[:16]}-v{CT2_CONVERSION}", build, stamp, cache_dir)
+
+
+# %% ../nbs/api/05_models.ipynb #940a7bef
+CT2_COMPUTE_TYPES = ("int8", "float32") # what CTranslate2 computes in on a CPU
+
+def ct2_compute_type(dtype: str | None, # what the user asked for: None/'auto' (int8), 'int8', 'float32'
+                     setting: str = "dtype", # the setting it came from, named in the refusal
+                    ) -> str:
+    "The CTranslate2 compute type meant by `dtype`; anything it cannot compute in on a CPU is refused in one line."
+    key = "int8" if dtype is None else str(dtype).strip().lower().removeprefix("torch.")
+    key = {"auto": "int8", "fp32": "float32", "float": "float32"}.get(key, key)
+    if key not in CT2_COMPUTE_TYPES:
+        way_out = ", or use engine='torch'" if setting == "dtype" else ""
+        raise OneShotError(f"{setting}={dtype!r}: CTranslate2 computes in int8 or float32 on a CPU; pass {setting}='int8' "
+                           f"(the default) or {setting}='float32'{way_out}")
+    return key
 
 
 # %% ../nbs/api/05_models.ipynb #72b6548d

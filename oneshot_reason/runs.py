@@ -422,7 +422,8 @@ def engine_and_dtype(model: str, # the model's name or folder
                      dtype: str, # what the user asked for: 'auto', 'float32', 'int8', ...
                     ) -> tuple[str, str]:
     "The engine that will generate for `model` and the precision it runs in, by name; refused in one line before anything loads."
-    from oneshot_reason.inference import choose_engine, ct2_compute_type
+    from oneshot_reason.inference import choose_engine
+    from oneshot_reason.models import ct2_compute_type
     engine = choose_engine(engine, model)
     return engine, ct2_compute_type(dtype) if engine == "ctranslate2" else _eval_dtype(model, dtype)
 
