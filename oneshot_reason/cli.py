@@ -20,16 +20,78 @@ from typing import Any
 
 import yaml
 
-from .core import OneShotError, last_complete_checkpoint, moved_names
+from .core import OneShotError, field_kind, last_complete_checkpoint, moved_names
 from .methods import known_methods, load_methods, registered_methods
-from .options import (EvalOptions, GenerateOptions, SettingError, TrainOptions, option_choices, did_you_mean, add_flags, method_flags,
-                                    add_train_flags, cli_words, load_options, make_options)
+from .options import (EvalOptions, GenerateOptions, SettingError, TrainOptions, _flag, cli_words, did_you_mean, load_options,
+                                    make_options, method_flags, option_choices, option_fields, trainer_fields, trainer_flags)
 from .runfiles import FILES_LIST, STAGING, report_output, run_files, unwritable_error
 from .console import Console, eval_text, generate_text, quiet_progress_bars
 from .runs import evaluate, generate, stop_on_sigterm, train
 
 # %% auto #0
-__all__ = ['KNOWN_LIBRARY_WARNINGS', 'build_parser', 'silence_known_warnings', 'one_line_warnings', 'main']
+__all__ = ['TRAIN_GROUPS', 'TRAINER_FLAGS_SHOWN', 'KNOWN_LIBRARY_WARNINGS', 'add_flags', 'add_train_flags', 'build_parser',
+           'silence_known_warnings', 'one_line_warnings', 'main']
+
+# %% ../nbs/api/30_cli.ipynb #898e72a4
+_METAVARS = {"int": "N", "float": "X", "str": "NAME"} # how the help names a flag's value, by the field's kind
+
+def _add_flag(parser, # a parser or an argument group
+              name: str, # the option's name (underscores)
+              kind: str, # its kind (`field_kind`)
+              help: str, # its help text; argparse.SUPPRESS hides it
+              typed: bool = False, # argparse converts int and float values (else they stay strings)
+              switch: bool = True, # a bool is a switch (`--resume`); else it takes an optional value (`--bf16`, `--bf16 false`)
+             ) -> None:
+    "One flag in both spellings (`--max-steps`, and `--max_steps` unseen in the help); None means 'not given'."
+    metavar = "PATH" if name.rsplit("_", 1)[-1] in ("path", "dir") or name == "save" else _METAVARS.get(kind, "VALUE")
+    for spelling, text in [(_flag(name), help), *([(f"--{name}", argparse.SUPPRESS)] if "_" in name else [])]:
+        if kind == "bool" and switch: parser.add_argument(spelling, dest=name, action="store_true", default=None, help=text)
+        elif kind == "bool": parser.add_argument(spelling, dest=name, nargs="?", const="true", metavar="BOOL", help=text)
+        else: parser.add_argument(spelling, dest=name, type={"int": int, "float": float}.get(kind) if typed else None, help=text, metavar=metavar)
+
+# %% ../nbs/api/30_cli.ipynb #e0c6247a
+def add_flags(parser, # an `argparse.ArgumentParser`
+              cls, # `TrainOptions`, `EvalOptions` or `GenerateOptions`
+              typed: bool = False, # argparse converts int and float values (else they stay strings)
+             ) -> None:
+    "One flag per option of `cls` (except `trainer`, a YAML mapping), the registered methods' flags among `train`'s; None means 'not given'."
+    for f in option_fields(cls):
+        if f.name == "trainer": continue
+        kind, help = field_kind(f.type), f.metadata["help"]
+        if f.default is not None and "(default" not in help and kind != "bool": help += f" (default: {f.default})"
+        if f.metadata.get("positional"): parser.add_argument(f.name, help=help); continue
+        _add_flag(parser, f.name, kind, help, typed)
+
+# %% ../nbs/api/30_cli.ipynb #762180fa
+TRAIN_GROUPS = {"data": ("dataset", "data_path", "question_column", "answer_column", "demo_column", "n_train", "eval_benchmark",
+                         "n_eval", "eval_steps"),
+                "method": ("algo", "preset", "format", "reward_preset", "lora", "dynamic_sampling")} # the rest of TrainOptions: run
+TRAINER_FLAGS_SHOWN = ("learning_rate", "num_generations", "per_device_train_batch_size", "gradient_accumulation_steps",
+                       "max_completion_length", "temperature", "beta", "loss_type", "lr_scheduler_type", "warmup_steps",
+                       "logging_steps") # the trainer settings `train --help` shows; `--help-all` shows every one
+
+def add_train_flags(parser, # `train`'s `argparse.ArgumentParser`
+                    every_trainer_flag: bool = False, # show every OneShotConfig field in the help, not only `TRAINER_FLAGS_SHOWN`
+                   ) -> dict:
+    "`train`'s flags in the groups run, data, method (its options, the methods' own flags) and trainer (every other OneShotConfig field); returns the groups."
+    shown = len(TRAINER_FLAGS_SHOWN)
+    groups = {"run": parser.add_argument_group("run"), "data": parser.add_argument_group("data"),
+              "method": parser.add_argument_group("method"),
+              "trainer": parser.add_argument_group("trainer", "OneShotConfig's fields (TRL's GRPOConfig and more), over the "
+                                                   "preset and --config; the defaults are OneShotConfig's, a preset or a named model "
+                                                   f"sets many; {'all' if every_trainer_flag else f'{shown} of {len(trainer_flags())} shown, --help-all lists all'}")}
+    own = {f.name for f in method_flags()}
+    for f in option_fields(TrainOptions):
+        if f.name == "trainer": continue
+        group = "method" if f.name in own else next((g for g, names in TRAIN_GROUPS.items() if f.name in names), "run")
+        kind, help = field_kind(f.type), f.metadata["help"]
+        if f.default is not None and "(default" not in help and kind != "bool": help += f" (default: {f.default})"
+        _add_flag(groups[group], f.name, kind, help)
+    for name in trainer_flags():
+        field = trainer_fields()[name]
+        help = f"{field['help']} (default: {field['default']})" if every_trainer_flag or name in TRAINER_FLAGS_SHOWN else argparse.SUPPRESS
+        _add_flag(groups["trainer"], name, field["kind"], help.replace("%", "%%"), switch=False)
+    return groups
 
 # %% ../nbs/api/30_cli.ipynb #e96f4b41
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

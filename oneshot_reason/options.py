@@ -7,7 +7,6 @@ Docs: https://oneshot-reason.github.io/oneshot_reason/api/options.html.md"""
 # %% ../nbs/api/11_options.ipynb #b38a598c
 from __future__ import annotations
 
-import argparse
 import difflib
 import functools
 import json
@@ -21,15 +20,14 @@ from typing import Any
 
 import yaml
 
-from .core import SETTING_RANGES, ENGINES, OneShotError, cpu_busy, field_kind, package_sources, range_problem
+from .core import SETTING_RANGES, ENGINES, OneShotError, cpu_busy, field_kind, moved_names, package_sources, range_problem
 
 # %% auto #0
-__all__ = ['DTYPE_HELP', 'MODEL_NAMES', 'FORMAT_REWARDS', 'MODEL_DEFAULTS', 'EVAL_BATCH_SIZE', 'ENGINE_HELP', 'TRAIN_GROUPS',
-           'TRAINER_FLAGS_SHOWN', 'TrainOptions', 'SettingError', 'did_you_mean', 'method_flags', 'option_fields',
-           'option_choices', 'trainer_fields', 'trainer_flags', 'trainer_field_table', 'write_trainer_fields',
-           'apply_model_defaults', 'model_format', 'fill_method_defaults', 'SettledDict', 'check_options',
-           'load_options', 'cli_words', 'EvalOptions', 'GenerateOptions', 'make_options', 'add_flags',
-           'add_train_flags']
+__all__ = ['DTYPE_HELP', 'MODEL_NAMES', 'FORMAT_REWARDS', 'MODEL_DEFAULTS', 'EVAL_BATCH_SIZE', 'ENGINE_HELP', 'TrainOptions',
+           'SettingError', 'did_you_mean', 'method_flags', 'option_fields', 'option_choices', 'trainer_fields',
+           'trainer_flags', 'trainer_field_table', 'write_trainer_fields', 'apply_model_defaults', 'model_format',
+           'fill_method_defaults', 'SettledDict', 'check_options', 'load_options', 'cli_words', 'EvalOptions',
+           'GenerateOptions', 'make_options']
 
 # %% ../nbs/api/11_options.ipynb #e4d58175
 def _opt(default, help: str, factory=None, least=None, accepted: str | None = None, positional: bool = False,
@@ -706,63 +704,6 @@ def make_options(cls, # `EvalOptions` or `GenerateOptions`
         raise _refuse(opts, "data_path", opts.data_path, "the file does not exist; pass the benchmark's .jsonl, .json or .parquet file")
     return opts
 
-# %% ../nbs/api/11_options.ipynb #898e72a4
-_METAVARS = {"int": "N", "float": "X", "str": "NAME"} # how the help names a flag's value, by the field's kind
+# %% ../nbs/api/11_options.ipynb #f0702d79
+__getattr__ = moved_names(__name__, {name: "oneshot_reason.cli" for name in ("add_flags", "add_train_flags", "TRAIN_GROUPS", "TRAINER_FLAGS_SHOWN")})
 
-def _add_flag(parser, # a parser or an argument group
-              name: str, # the option's name (underscores)
-              kind: str, # its kind (`field_kind`)
-              help: str, # its help text; argparse.SUPPRESS hides it
-              typed: bool = False, # argparse converts int and float values (else they stay strings)
-              switch: bool = True, # a bool is a switch (`--resume`); else it takes an optional value (`--bf16`, `--bf16 false`)
-             ) -> None:
-    "One flag in both spellings (`--max-steps`, and `--max_steps` unseen in the help); None means 'not given'."
-    metavar = "PATH" if name.rsplit("_", 1)[-1] in ("path", "dir") or name == "save" else _METAVARS.get(kind, "VALUE")
-    for spelling, text in [(_flag(name), help), *([(f"--{name}", argparse.SUPPRESS)] if "_" in name else [])]:
-        if kind == "bool" and switch: parser.add_argument(spelling, dest=name, action="store_true", default=None, help=text)
-        elif kind == "bool": parser.add_argument(spelling, dest=name, nargs="?", const="true", metavar="BOOL", help=text)
-        else: parser.add_argument(spelling, dest=name, type={"int": int, "float": float}.get(kind) if typed else None, help=text, metavar=metavar)
-
-# %% ../nbs/api/11_options.ipynb #e0c6247a
-def add_flags(parser, # an `argparse.ArgumentParser`
-              cls, # `TrainOptions`, `EvalOptions` or `GenerateOptions`
-              typed: bool = False, # argparse converts int and float values (else they stay strings)
-             ) -> None:
-    "One flag per option of `cls` (except `trainer`, a YAML mapping), the registered methods' flags among `train`'s; None means 'not given'."
-    for f in option_fields(cls):
-        if f.name == "trainer": continue
-        kind, help = field_kind(f.type), f.metadata["help"]
-        if f.default is not None and "(default" not in help and kind != "bool": help += f" (default: {f.default})"
-        if f.metadata.get("positional"): parser.add_argument(f.name, help=help); continue
-        _add_flag(parser, f.name, kind, help, typed)
-
-# %% ../nbs/api/11_options.ipynb #762180fa
-TRAIN_GROUPS = {"data": ("dataset", "data_path", "question_column", "answer_column", "demo_column", "n_train", "eval_benchmark",
-                         "n_eval", "eval_steps"),
-                "method": ("algo", "preset", "format", "reward_preset", "lora", "dynamic_sampling")} # the rest of TrainOptions: run
-TRAINER_FLAGS_SHOWN = ("learning_rate", "num_generations", "per_device_train_batch_size", "gradient_accumulation_steps",
-                       "max_completion_length", "temperature", "beta", "loss_type", "lr_scheduler_type", "warmup_steps",
-                       "logging_steps") # the trainer settings `train --help` shows; `--help-all` shows every one
-
-def add_train_flags(parser, # `train`'s `argparse.ArgumentParser`
-                    every_trainer_flag: bool = False, # show every OneShotConfig field in the help, not only `TRAINER_FLAGS_SHOWN`
-                   ) -> dict:
-    "`train`'s flags in the groups run, data, method (its options, the methods' own flags) and trainer (every other OneShotConfig field); returns the groups."
-    shown = len(TRAINER_FLAGS_SHOWN)
-    groups = {"run": parser.add_argument_group("run"), "data": parser.add_argument_group("data"),
-              "method": parser.add_argument_group("method"),
-              "trainer": parser.add_argument_group("trainer", "OneShotConfig's fields (TRL's GRPOConfig and more), over the "
-                                                   "preset and --config; the defaults are OneShotConfig's, a preset or a named model "
-                                                   f"sets many; {'all' if every_trainer_flag else f'{shown} of {len(trainer_flags())} shown, --help-all lists all'}")}
-    own = {f.name for f in method_flags()}
-    for f in option_fields(TrainOptions):
-        if f.name == "trainer": continue
-        group = "method" if f.name in own else next((g for g, names in TRAIN_GROUPS.items() if f.name in names), "run")
-        kind, help = field_kind(f.type), f.metadata["help"]
-        if f.default is not None and "(default" not in help and kind != "bool": help += f" (default: {f.default})"
-        _add_flag(groups[group], f.name, kind, help)
-    for name in trainer_flags():
-        field = trainer_fields()[name]
-        help = f"{field['help']} (default: {field['default']})" if every_trainer_flag or name in TRAINER_FLAGS_SHOWN else argparse.SUPPRESS
-        _add_flag(groups["trainer"], name, field["kind"], help.replace("%", "%%"), switch=False)
-    return groups
