@@ -380,7 +380,7 @@ class CTranslate2Rollouts:
         self.policy, self.tokenizer, self.step, self.seed, self.threads = policy, tokenizer, step, seed, threads
         self.max_completion_length, self.stop, self.compute_type = max_completion_length, [int(i) for i in stop], ct2_compute_type(compute_type, "rollout_dtype")
         self.temperature, self.top_p, self.top_k, self.repetition_penalty = temperature, top_p, top_k or 0, repetition_penalty
-        self._dir = tempfile.TemporaryDirectory(prefix="oneshot-ct2-rollouts-") # the converted policy, one step's at a time
+        self._dir = None # a temporary folder for the converted policy (one step's at a time), made at the first sync
         self.folder, self.generator, self.seconds = None, None, {"sync": 0.0, "generate": 0.0}
 
     @classmethod
@@ -406,6 +406,7 @@ def sync_weights(self: CTranslate2Rollouts) -> None:
     policy = copy.deepcopy(self.policy())
     if isinstance(policy, PeftModel): policy = policy.merge_and_unload()
     announced, models.ANNOUNCE = models.ANNOUNCE, models.ANNOUNCE and self.folder is None # said at the first sync only
+    if self._dir is None: self._dir = tempfile.TemporaryDirectory(prefix="oneshot-ct2-rollouts-")
     try: folder = ctranslate2_folder(temperature_head(policy.eval(), self.temperature), self.tokenizer, cache_dir=self._dir.name)
     finally: models.ANNOUNCE = announced
     del policy
@@ -446,6 +447,6 @@ def generate(self: CTranslate2Rollouts,
 # %% ../nbs/api/08_fastgen.ipynb #c05407ff
 @patch
 def close(self: CTranslate2Rollouts) -> None:
-    "Unload and remove the converted policy (a later `generate` converts the policy again)."
-    if self.folder is not None: _remove_converted(self.folder)
-    self.folder = self.generator = None
+    "Unload the converted policy and remove its temporary folder (a later `generate` converts the policy again)."
+    if self._dir is not None: self._dir.cleanup()
+    self.folder = self.generator = self._dir = None
