@@ -254,6 +254,20 @@ def _clipping(history: list[dict], threshold: float) -> str | None:
     if clipped is None or clipped < threshold: return None
     return f"{clipped:.0%} of the tokens had their probability ratio clipped: the updates leave the trust region"
 
+# %% ../nbs/api/15_health.ipynb #6871efb9
+@health_check("rollout_mismatch", "rollouts sampled off the policy", 0.8,
+              "sample as the policy computes (rollout_dtype='float32' for CTranslate2; vLLM in the policy's dtype), or "
+              "correct token by token (vllm_importance_sampling_mode='token_truncate'), which tolerates a small mismatch on every token")
+def _rollout_mismatch(history: list[dict], threshold: float) -> str | None:
+    weight = recent(history, "sampling/importance_sampling_ratio/mean")
+    if weight is None or threshold <= weight <= 1 / threshold: return None
+    gap = recent(history, "sampling/sampling_logp_difference/mean")
+    return (f"after TRL's importance-sampling correction the rollouts weigh {weight:.2f} on average (1 when the engine samples "
+            f"as the policy does" + (f"; their tokens' log-probs are {gap:.3f} apart on average" if gap is not None else "") +
+            "): the engine samples off the policy, and the correction " +
+            (f"drops {1 - weight:.0%} of the batch's signal" if weight < 1 else f"weighs the batch {weight:.1f}x up, noisily"))
+
+
 # %% ../nbs/api/15_health.ipynb #c88e60a2
 @health_check("unrewarded", "a reward gives none", 1.0,
               "check that the prompt format (--format) is the one the reward functions read and that the dataset has the "
