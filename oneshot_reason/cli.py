@@ -22,7 +22,7 @@ import yaml
 
 from .core import OneShotError, field_kind, last_complete_checkpoint, moved_names
 from .methods import known_methods, load_methods, registered_methods
-from .options import (EvalOptions, GenerateOptions, SettingError, TrainOptions, _flag, cli_words, did_you_mean, load_options,
+from .options import (EvalOptions, GenerateOptions, SettingError, TrainOptions, cli_flag, cli_words, did_you_mean, load_options,
                                     make_options, method_flags, option_choices, option_fields, trainer_fields, trainer_flags)
 from .runfiles import FILES_LIST, STAGING, report_output, run_files, unwritable_error
 from .console import Console, eval_text, generate_text, quiet_progress_bars
@@ -44,7 +44,7 @@ def _add_flag(parser, # a parser or an argument group
              ) -> None:
     "One flag in both spellings (`--max-steps`, and `--max_steps` unseen in the help); None means 'not given'."
     metavar = "PATH" if name.rsplit("_", 1)[-1] in ("path", "dir") or name == "save" else _METAVARS.get(kind, "VALUE")
-    for spelling, text in [(_flag(name), help), *([(f"--{name}", argparse.SUPPRESS)] if "_" in name else [])]:
+    for spelling, text in [(cli_flag(name), help), *([(f"--{name}", argparse.SUPPRESS)] if "_" in name else [])]:
         if kind == "bool" and switch: parser.add_argument(spelling, dest=name, action="store_true", default=None, help=text)
         elif kind == "bool": parser.add_argument(spelling, dest=name, nargs="?", const="true", metavar="BOOL", help=text)
         else: parser.add_argument(spelling, dest=name, type={"int": int, "float": float}.get(kind) if typed else None, help=text, metavar=metavar)

@@ -24,10 +24,10 @@ from .core import SETTING_RANGES, ENGINES, OneShotError, cpu_busy, field_kind, m
 
 # %% auto #0
 __all__ = ['DTYPE_HELP', 'MODEL_NAMES', 'FORMAT_REWARDS', 'MODEL_DEFAULTS', 'EVAL_BATCH_SIZE', 'ENGINE_HELP', 'TrainOptions',
-           'SettingError', 'did_you_mean', 'method_flags', 'option_fields', 'option_choices', 'trainer_fields',
-           'trainer_flags', 'trainer_field_table', 'write_trainer_fields', 'apply_model_defaults', 'model_format',
-           'fill_method_defaults', 'SettledDict', 'check_options', 'load_options', 'cli_words', 'EvalOptions',
-           'GenerateOptions', 'make_options']
+           'SettingError', 'cli_flag', 'did_you_mean', 'method_flags', 'option_fields', 'option_choices',
+           'trainer_fields', 'trainer_flags', 'trainer_field_table', 'write_trainer_fields', 'apply_model_defaults',
+           'model_format', 'fill_method_defaults', 'SettledDict', 'check_options', 'load_options', 'cli_words',
+           'EvalOptions', 'GenerateOptions', 'make_options']
 
 # %% ../nbs/api/11_options.ipynb #e4d58175
 def _opt(default, help: str, factory=None, least=None, accepted: str | None = None, positional: bool = False,
@@ -123,7 +123,9 @@ class SettingError(OneShotError):
     "A refused setting, already named in the words of the interface the user is in."
 
 # %% ../nbs/api/11_options.ipynb #7c9afdad
-def _flag(key: str) -> str: return "--" + key.replace("_", "-")
+def cli_flag(key: str) -> str:
+    "The command line's flag of an option or OneShotConfig field: `max_steps` -> `--max-steps`."
+    return "--" + key.replace("_", "-")
 
 # %% ../nbs/api/11_options.ipynb #3e479d50
 def _setting(opts, key: str, value: Any = None, show_value: bool = True) -> str:
@@ -136,7 +138,7 @@ def _setting(opts, key: str, value: Any = None, show_value: bool = True) -> str:
         name = key if "." not in key else "trainer: " + key.split(".", 1)[1]
         return f"{name}: {shown} (in {opts._config_path})" if show_value else f"{name} (in {opts._config_path})"
     if source == "cli" and ("." not in key or own):
-        flag = _flag(key.split(".", 1)[-1])
+        flag = cli_flag(key.split(".", 1)[-1])
         if isinstance(value, bool) or not show_value: return flag
         return f"{flag} {shown}"
     if "." in key: name = key.split(".", 1)[1] if own else f"trainer[{key.split('.', 1)[1]!r}]"
@@ -625,7 +627,7 @@ def load_options(config: str | Path | None = None, # a YAML file of options (top
 def _name(opts, key: str) -> str:
     "A setting's bare name in the user's words: `--algo` on the command line, `algo` in a file or in Python."
     is_flag = key in {f.name for f in option_fields(TrainOptions)} and key != "trainer"
-    return _flag(key) if is_flag and getattr(opts, "_sources", {}).get(key, getattr(opts, "_interface", "python")) == "cli" else key
+    return cli_flag(key) if is_flag and getattr(opts, "_sources", {}).get(key, getattr(opts, "_interface", "python")) == "cli" else key
 
 # %% ../nbs/api/11_options.ipynb #9bf7d89f
 _ALIASES = {"resume_from_checkpoint=True": "--resume", "path=": "--data-path", "demonstration_column=": "--demo-column",
@@ -639,9 +641,9 @@ def cli_words(message: str, # a message naming Python arguments
     for old, new in _ALIASES.items():
         if new.lstrip("-").replace("-", "_") in flags: message = re.sub(rf"(?<![\w-]){re.escape(old)}(?=\s|$|[;,)])", new, message)
     for name in sorted(set(flags) - set(yaml_keys), key=len, reverse=True):
-        message = re.sub(rf"(?<![\w.-]){name}=(?:'([^']*)'|([^\s;,)]+))", lambda m: f"{_flag(name)} {m.group(1) if m.group(1) is not None else m.group(2)}", message)
-        message = re.sub(rf"(?<![\w.-]){name}=(?=[\s;,)]|$)", _flag(name), message)
-        if "_" in name: message = re.sub(rf"(?<![\w.-]){name}\b(?!=)", _flag(name), message)
+        message = re.sub(rf"(?<![\w.-]){name}=(?:'([^']*)'|([^\s;,)]+))", lambda m: f"{cli_flag(name)} {m.group(1) if m.group(1) is not None else m.group(2)}", message)
+        message = re.sub(rf"(?<![\w.-]){name}=(?=[\s;,)]|$)", cli_flag(name), message)
+        if "_" in name: message = re.sub(rf"(?<![\w.-]){name}\b(?!=)", cli_flag(name), message)
     return message
 
 # %% ../nbs/api/11_options.ipynb #20d5bfd3
