@@ -140,10 +140,11 @@ def train_command(cfg: dict, exp: dict, run: Path, data_dir: Path, resume: bool)
     shape = trainer_shape(cfg, exp, run)
     args = ["oneshot-reason", "train", "--model", cfg["model"], "--lora", str(cfg["lora"]), "--algo", exp["algo"],
             "--format", exp.get("format", cfg["format"]), "--reward-preset", exp.get("reward", cfg["reward"]),
-            "--data-path", str(data_dir / exp["data"]), "--max-steps", str(cfg["max_steps"]), "--seed", str(cfg["seed"]),
+            "--data-path", str(data_dir / exp["data"]), "--max-steps", str(exp.get("max_steps", cfg["max_steps"])), "--seed", str(cfg["seed"]),
             "--output-dir", str(run), "--config", str(shape), "--n-eval", "0", "--quiet", "--resume" if resume else "--overwrite"]
     for key, flag in (("demo_column", "--demo-column"),):
         if key in exp: args += [flag, str(exp[key])]
+    if exp.get("dynamic_sampling"): args += ["--dynamic-sampling"]
     if cfg.get("train_dtype"): args += ["--dtype", str(cfg["train_dtype"])] # asked for: a resume may change it (adapters exact)
     return args
 
@@ -285,7 +286,8 @@ def summarise(results: dict, cfg: dict) -> None:
             e.pop("table", None); e["table_pending"] = f"step {last['step']} was evaluated on {last.get('isa')}, step 0 not yet there"
             continue
         e.pop("table_pending", None)
-        e["table"] = {"from_step": 0, "to_step": last["step"], "isa": last.get("isa"), "complete": last["step"] == cfg["max_steps"]}
+        e["table"] = {"from_step": 0, "to_step": last["step"], "isa": last.get("isa"),
+                      "complete": last["step"] == cfg["experiments"].get(name, {}).get("max_steps", cfg["max_steps"])}
         for kind in ("strict", "lenient"):
             before = [c == "1" for c in first[f"verdicts_{kind}"]]
             after = [c == "1" for c in last[f"verdicts_{kind}"]]
@@ -298,10 +300,11 @@ def completions_of(records: list[dict], n: int) -> list[dict]:
             for r in records[:n]]
 
 
-def eval_targets(cfg: dict) -> list[int]:
-    "The steps whose checkpoints are evaluated: 0 (the base model), every `eval_every`, and the last."
-    targets = list(range(0, cfg["max_steps"] + 1, cfg["eval_every"]))
-    return targets if targets[-1] == cfg["max_steps"] else targets + [cfg["max_steps"]]
+def eval_targets(cfg: dict, exp: dict) -> list[int]:
+    "The steps whose checkpoints are evaluated: 0 (the base model), every `eval_every`, and the last (the experiment's own, else the config's)."
+    last, every = exp.get("max_steps", cfg["max_steps"]), exp.get("eval_every", cfg["eval_every"])
+    targets = list(range(0, last + 1, every))
+    return targets if targets[-1] == last else targets + [last]
 
 
 def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int | None, commit: bool, train: bool = True) -> None:
@@ -314,7 +317,7 @@ def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int | None, co
     e = results["experiments"].setdefault(name, {"evals": [], "steps": [], "timing": []})
     e["command"] = shlex.join(train_command(cfg, exp, run, data_dir, False))
     RECORDS.mkdir(parents=True, exist_ok=True)
-    targets = eval_targets(cfg)
+    targets = eval_targets(cfg, exp)
     lock = threading.Lock()
     def saved(message: str | None = None): # the timing thread saves each step (with the steps' metrics); the evaluations also commit
         with lock:
@@ -322,7 +325,7 @@ def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int | None, co
             save_results(results, message)
     trainer = None
     if not train: targets = [t for t in targets if t == 0 or (run / f"checkpoint-{t}").is_dir()]
-    elif not (run / f"checkpoint-{cfg['max_steps']}").is_dir():
+    elif not (run / f"checkpoint-{targets[-1]}").is_dir():
         run.parent.mkdir(parents=True, exist_ok=True)
         trainer = Trainer(cfg, exp, run, data_dir, cfg.get("train_threads", 1), e["timing"], saved)
     try: evaluate_all(cfg, name, run, data_dir, targets, trainer, results, e, saved, commit)
@@ -337,6 +340,13 @@ def evaluate_all(cfg: dict, name: str, run: Path, data_dir: Path, targets: list[
     here = isa()
     for step in targets: # step 0 once on each instruction set (the pairs' other end); a checkpoint once
         if any(v["step"] == step and (step > 0 or v.get("isa") == here) for v in e["evals"]): continue
+        base = next((dict(v, copied_from=other) for other, o in results["experiments"].items() if other != name
+                     for v in o.get("evals", []) if step == 0 and v["step"] == 0 and v.get("isa") == here and "copied_from" not in v), None)
+        if base is not None: # the base model, greedy, with this config's held-out settings: evaluated once per instruction set
+            e["evals"] = sorted(e["evals"] + [base], key=lambda v: v["step"])
+            e["before"] = results["experiments"][base["copied_from"]].get("before")
+            log(f"{name}: step 0 is {base['copied_from']}'s evaluation of the base model on {here}")
+            continue
         if step > 0 and trainer is not None: trainer.wait_for(step)
         source = cfg["model"] if step == 0 else str(run / f"checkpoint-{step}")
         log(f"{name}: evaluating step {step} ({source}) on {cfg['heldout']['n']} held-out problems")
@@ -378,7 +388,7 @@ def main():
         evals = load_results()["experiments"]
         for name in a.experiment or list(cfg["experiments"]):
             done = {v["step"] for v in evals.get(name, {}).get("evals", [])}
-            pending = [t for t in eval_targets(cfg) if t > 0 and t not in done]
+            pending = [t for t in eval_targets(cfg, cfg["experiments"][name]) if t > 0 and t not in done]
             run = Path(cfg["run_dir"]).expanduser() / name
             if run.is_dir(): stash(run, STATE / name, pending, a.commit)
         return
