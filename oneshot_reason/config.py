@@ -87,10 +87,13 @@ class OneShotConfig(GRPOConfig):
         "default: on for a model on a CPU, where bench/rollout.py measures it faster, off elsewhere (not measured)."})
     rollout_engine: str = field(default="torch", metadata={"help": "What samples the rollouts: 'torch' (the policy "
         "itself, through fast_rollouts or `generate`) or 'ctranslate2' (CTranslate2 on the CPU: the policy converted once "
-        "a step, its samples corrected by TRL's importance sampling, vllm_importance_sampling_*; bench/engine.py "
-        "--rollout measures it about twice as fast in int8 on Qwen2.5-Coder-0.5B). On a GPU, use_vllm=True."})
-    rollout_dtype: str = field(default="int8", metadata={"help": "rollout_engine='ctranslate2': 'int8' (faster; "
-        "log-probs about 0.015 a token from float32's, which the importance sampling corrects) or 'float32'."})
+        "a step, its samples corrected by TRL's importance sampling, vllm_importance_sampling_*). It samples Qwen2.5-Coder-0.5B "
+        "about twice as fast in int8 (bench/engine.py --rollout), but a whole step there costs 10% more CPU on a 2-core CPU, where "
+        "the update dominates and the correction adds a forward pass (bench/qwen_budget.py). On a GPU, use_vllm=True."})
+    rollout_dtype: str = field(default="float32", metadata={"help": "rollout_engine='ctranslate2': 'float32' (the policy's "
+        "own numbers: importance ratios 1) or 'int8' (faster sampling, off the policy: on Qwen2.5-Coder-0.5B its tokens are 0.037 "
+        "nats from the float32 policy's, and TRL's default sequence-level correction weighed its rollouts 0.31 on average; "
+        "vllm_importance_sampling_mode='token_truncate' suits it better)."})
     # --- outputs ---
     log_completions_jsonl: bool = field(default=True, metadata={"help": "Append every logged completion to "
         "<output_dir>/completions.jsonl."})

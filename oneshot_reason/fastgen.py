@@ -372,7 +372,7 @@ class CTranslate2Rollouts:
                  top_p: float = 1.0, # nucleus sampling mass
                  top_k: int | None = 0, # 0 or None: the whole vocabulary
                  repetition_penalty: float = 1.0, # as `generate`'s (1: none)
-                 compute_type: str = "int8", # 'int8' or 'float32'
+                 compute_type: str = "float32", # 'float32' (the policy's numbers) or 'int8'
                  seed: int = 0, # the run's seed
                  threads: int | None = None, # CTranslate2's threads (None: torch's)
                 ):
@@ -384,7 +384,7 @@ class CTranslate2Rollouts:
         self.folder, self.generator, self.seconds = None, None, {"sync": 0.0, "generate": 0.0}
 
     @classmethod
-    def for_trainer(cls, trainer, compute_type: str = "int8"):
+    def for_trainer(cls, trainer, compute_type: str = "float32"):
         "The rollouts of a TRL `GRPOTrainer`, with its sampling settings and its process's seed."
         return cls(lambda: trainer.accelerator.unwrap_model(trainer.model), trainer._tokenizer, lambda: trainer.state.global_step,
                    trainer.max_completion_length, trainer.eos_token_ids, trainer.temperature, trainer.top_p, trainer.top_k,
