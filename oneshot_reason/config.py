@@ -211,7 +211,7 @@ def check_rollout_engine(args) -> None: # an `OneShotConfig` before TRL's `__pos
                            "(vLLM: use_vllm=True)")
     args.rollout_engine = engine
     if engine == "torch": return
-    args.rollout_dtype = ct2_compute_type(args.rollout_dtype, "rollout_dtype")
+    args.rollout_dtype = ct2_compute_type(args.rollout_dtype, "rollout_dtype", "float32")
     refusal = ("use_vllm=True samples the rollouts itself" if args.use_vllm else
                "use_transformers_paged=True samples the rollouts itself" if args.use_transformers_paged else
                "fast_rollouts=True is the torch engine's loop" if args.fast_rollouts else

@@ -378,7 +378,7 @@ class CTranslate2Rollouts:
                 ):
         if temperature <= 0: raise OneShotError(f"temperature={temperature}: CTranslate2 rollouts sample, so it must be > 0")
         self.policy, self.tokenizer, self.step, self.seed, self.threads = policy, tokenizer, step, seed, threads
-        self.max_completion_length, self.stop, self.compute_type = max_completion_length, [int(i) for i in stop], ct2_compute_type(compute_type, "rollout_dtype")
+        self.max_completion_length, self.stop, self.compute_type = max_completion_length, [int(i) for i in stop], ct2_compute_type(compute_type, "rollout_dtype", "float32")
         self.temperature, self.top_p, self.top_k, self.repetition_penalty = temperature, top_p, top_k or 0, repetition_penalty
         self._dir = None # a temporary folder for the converted policy (one step's at a time), made at the first sync
         self.folder, self.generator, self.seconds = None, None, {"sync": 0.0, "generate": 0.0}

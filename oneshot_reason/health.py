@@ -267,7 +267,6 @@ def _rollout_mismatch(history: list[dict], threshold: float) -> str | None:
             "): the engine samples off the policy, and the correction " +
             (f"drops {1 - weight:.0%} of the batch's signal" if weight < 1 else f"weighs the batch {weight:.1f}x up, noisily"))
 
-
 # %% ../nbs/api/15_health.ipynb #c88e60a2
 @health_check("unrewarded", "a reward gives none", 1.0,
               "check that the prompt format (--format) is the one the reward functions read and that the dataset has the "

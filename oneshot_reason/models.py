@@ -716,16 +716,18 @@ def _ct2_cached(source, # a folder of full weights, or what `plain_model_folder`
 # %% ../nbs/api/05_models.ipynb #940a7bef
 CT2_COMPUTE_TYPES = ("int8", "float32") # what CTranslate2 computes in on a CPU
 
-def ct2_compute_type(dtype: str | None, # what the user asked for: None/'auto' (int8), 'int8', 'float32'
+def ct2_compute_type(dtype: str | None, # what the user asked for: None/'auto' (the default), 'int8', 'float32'
                      setting: str = "dtype", # the setting it came from, named in the refusal
+                     default: str = "int8", # what None and 'auto' mean: evaluation's int8, training rollouts' float32
                     ) -> str:
     "The CTranslate2 compute type meant by `dtype`; anything it cannot compute in on a CPU is refused in one line."
-    key = "int8" if dtype is None else str(dtype).strip().lower().removeprefix("torch.")
-    key = {"auto": "int8", "fp32": "float32", "float": "float32"}.get(key, key)
+    key = default if dtype is None else str(dtype).strip().lower().removeprefix("torch.")
+    key = {"auto": default, "fp32": "float32", "float": "float32"}.get(key, key)
     if key not in CT2_COMPUTE_TYPES:
+        other = next(t for t in CT2_COMPUTE_TYPES if t != default)
         way_out = ", or use engine='torch'" if setting == "dtype" else ""
-        raise OneShotError(f"{setting}={dtype!r}: CTranslate2 computes in int8 or float32 on a CPU; pass {setting}='int8' "
-                           f"(the default) or {setting}='float32'{way_out}")
+        raise OneShotError(f"{setting}={dtype!r}: CTranslate2 computes in int8 or float32 on a CPU; pass {setting}='{default}' "
+                           f"(the default) or {setting}='{other}'{way_out}")
     return key
 
 
