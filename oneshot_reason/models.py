@@ -698,8 +698,9 @@ def _ct2_cached(source, # a folder of full weights, or what `plain_model_folder`
     "The converted folder of `digest` in the cache, built from `source` (through `plain_model_folder`) when it is missing."
     import ctranslate2
     from ctranslate2.converters import TransformersConverter
+    kept = " (once; kept for the same weights)" if cache_dir is None else "" # a caller's own folder (rollouts) is converted at every sync
     def build(folder: Path):
-        with stage(f"converting {label} for CTranslate2 into {folder.parent / f'ct2-{digest[:16]}-v{CT2_CONVERSION}'} (once; kept for the same weights)"), \
+        with stage(f"converting {label} for CTranslate2 into {folder.parent / f'ct2-{digest[:16]}-v{CT2_CONVERSION}'}{kept}"), \
              plain_model_folder(source) as (plain, _):
             try: TransformersConverter(str(plain)).convert(str(folder), force=True)
             except (ValueError, NotImplementedError) as e: # an architecture it has no converter for, a vocabulary that does not fit the model, ...
