@@ -25,7 +25,7 @@ from .core import SETTING_RANGES, OneShotError, compute_dtype, cpu_busy, moved_n
 from .data import FORMATS
 from .methods import (ALGO_PRESETS, builtin_methods, get_method, load_methods, on_register, parse_algo,
                                     registered_methods)
-from .models import CT2_INSTALL, ct2_compute_type, resolve_model_source
+from .models import CT2_INSTALL, CT2_ROLLOUT_DTYPE, ct2_compute_type, resolve_model_source
 
 # %% auto #0
 __all__ = ['LOSS_TYPES', 'SCALE_REWARDS', 'METHOD_LOSS_TYPES', 'FIELD_OWNERS', 'ROLLOUT_ENGINES', 'EXACT_BUCKETING_LOSS_TYPES',
@@ -90,7 +90,7 @@ class OneShotConfig(GRPOConfig):
         "a step, its samples corrected by TRL's importance sampling, vllm_importance_sampling_*). It samples Qwen2.5-Coder-0.5B "
         "about twice as fast in int8 (bench/engine.py --rollout), but a whole step there costs 10% more CPU on a 2-core CPU, where "
         "the update dominates and the correction adds a forward pass (bench/qwen_budget.py). On a GPU, use_vllm=True."})
-    rollout_dtype: str = field(default="float32", metadata={"help": "rollout_engine='ctranslate2': 'float32' (the policy's "
+    rollout_dtype: str = field(default=CT2_ROLLOUT_DTYPE, metadata={"help": "rollout_engine='ctranslate2': 'float32' (the policy's "
         "own numbers: importance ratios 1) or 'int8' (faster sampling, off the policy: on Qwen2.5-Coder-0.5B its tokens are 0.037 "
         "nats from the float32 policy's, and TRL's default sequence-level correction weighed its rollouts 0.31 on average; "
         "vllm_importance_sampling_mode='token_truncate' suits it better)."})
@@ -211,7 +211,7 @@ def check_rollout_engine(args) -> None: # an `OneShotConfig` before TRL's `__pos
                            "(vLLM: use_vllm=True)")
     args.rollout_engine = engine
     if engine == "torch": return
-    args.rollout_dtype = ct2_compute_type(args.rollout_dtype, "rollout_dtype", "float32")
+    args.rollout_dtype = ct2_compute_type(args.rollout_dtype, "rollout_dtype", CT2_ROLLOUT_DTYPE)
     refusal = ("use_vllm=True samples the rollouts itself" if args.use_vllm else
                "use_transformers_paged=True samples the rollouts itself" if args.use_transformers_paged else
                "fast_rollouts=True is the torch engine's loop" if args.fast_rollouts else

@@ -28,7 +28,7 @@ from fastcore.basics import patch
 
 from .core import OneShotError
 from . import models
-from .models import ct2_compute_type, ctranslate2_folder
+from .models import CT2_ROLLOUT_DTYPE, ct2_compute_type, ctranslate2_folder
 
 # %% auto #0
 __all__ = ['GENERATION_LISTENERS', 'resolve_setting', 'sampling_warpers', 'attention_refusal', 'fast_path_refusal',
@@ -372,19 +372,19 @@ class CTranslate2Rollouts:
                  top_p: float = 1.0, # nucleus sampling mass
                  top_k: int | None = 0, # 0 or None: the whole vocabulary
                  repetition_penalty: float = 1.0, # as `generate`'s (1: none)
-                 compute_type: str = "float32", # 'float32' (the policy's numbers) or 'int8'
+                 compute_type: str = CT2_ROLLOUT_DTYPE, # 'float32' (the policy's numbers) or 'int8'
                  seed: int = 0, # the run's seed
                  threads: int | None = None, # CTranslate2's threads (None: torch's)
                 ):
         if temperature <= 0: raise OneShotError(f"temperature={temperature}: CTranslate2 rollouts sample, so it must be > 0")
         self.policy, self.tokenizer, self.step, self.seed, self.threads = policy, tokenizer, step, seed, threads
-        self.max_completion_length, self.stop, self.compute_type = max_completion_length, [int(i) for i in stop], ct2_compute_type(compute_type, "rollout_dtype", "float32")
+        self.max_completion_length, self.stop, self.compute_type = max_completion_length, [int(i) for i in stop], ct2_compute_type(compute_type, "rollout_dtype", CT2_ROLLOUT_DTYPE)
         self.temperature, self.top_p, self.top_k, self.repetition_penalty = temperature, top_p, top_k or 0, repetition_penalty
         self._dir = None # a temporary folder for the converted policy (one step's at a time), made at the first sync
         self.folder, self.generator, self.seconds = None, None, {"sync": 0.0, "generate": 0.0}
 
     @classmethod
-    def for_trainer(cls, trainer, compute_type: str = "float32"):
+    def for_trainer(cls, trainer, compute_type: str = CT2_ROLLOUT_DTYPE):
         "The rollouts of a TRL `GRPOTrainer`, with its sampling settings and its process's seed."
         return cls(lambda: trainer.accelerator.unwrap_model(trainer.model), trainer._tokenizer, lambda: trainer.state.global_step,
                    trainer.max_completion_length, trainer.eos_token_ids, trainer.temperature, trainer.top_p, trainer.top_k,

@@ -42,12 +42,12 @@ from .grading import check_answer
 __all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'CACHE_ENV', 'STAMP_FILE', 'ANNOUNCE',
            'SMOLLM2_INSTALL', 'CHAT_EOS', 'SMOLLM2_NAME', 'SMOLLM2_CONVERSION', 'QWEN_CODER_05B', 'QWEN_CODER_15B',
            'QWEN_CONVERSION', 'MODELS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED', 'DIGEST_FILES',
-           'CT2_CONVERSION', 'CT2_INSTALL', 'CT2_TOKENIZER', 'CT2_COMPUTE_TYPES', 'prepare_tokenizer', 'resolve_dtype',
-           'lora_config', 'tiny_path', 'model_name', 'model_cache_dir', 'stage', 'cached_folder', 'smollm2_gguf',
-           'convert_gguf', 'smollm2_folder', 'SplitGGUF', 'gguf_parts', 'assemble_gguf', 'split_gguf_folder',
-           'NamedModel', 'named_model', 'hub_offline', 'resolve_model_source', 'add_lora', 'policy_dtype',
-           'precision_warning', 'load_policy', 'save_policy', 'weights_digest', 'plain_model_folder', 'source_digest',
-           'ctranslate2_folder', 'ct2_compute_type']
+           'CT2_CONVERSION', 'CT2_INSTALL', 'CT2_TOKENIZER', 'CT2_COMPUTE_TYPES', 'CT2_ROLLOUT_DTYPE',
+           'prepare_tokenizer', 'resolve_dtype', 'lora_config', 'tiny_path', 'model_name', 'model_cache_dir', 'stage',
+           'cached_folder', 'smollm2_gguf', 'convert_gguf', 'smollm2_folder', 'SplitGGUF', 'gguf_parts',
+           'assemble_gguf', 'split_gguf_folder', 'NamedModel', 'named_model', 'hub_offline', 'resolve_model_source',
+           'add_lora', 'policy_dtype', 'precision_warning', 'load_policy', 'save_policy', 'weights_digest',
+           'plain_model_folder', 'source_digest', 'ctranslate2_folder', 'ct2_compute_type']
 
 # %% ../nbs/api/05_models.ipynb #94f16243
 CHATML_TEMPLATE = (
@@ -716,10 +716,11 @@ def _ct2_cached(source, # a folder of full weights, or what `plain_model_folder`
 
 # %% ../nbs/api/05_models.ipynb #940a7bef
 CT2_COMPUTE_TYPES = ("int8", "float32") # what CTranslate2 computes in on a CPU
+CT2_ROLLOUT_DTYPE = "float32" # training rollouts' default: the policy's own numbers, so importance ratios start at 1
 
 def ct2_compute_type(dtype: str | None, # what the user asked for: None/'auto' (the default), 'int8', 'float32'
                      setting: str = "dtype", # the setting it came from, named in the refusal
-                     default: str = "int8", # what None and 'auto' mean: evaluation's int8, training rollouts' float32
+                     default: str = "int8", # what None and 'auto' mean: evaluation's int8, training rollouts' CT2_ROLLOUT_DTYPE
                     ) -> str:
     "The CTranslate2 compute type meant by `dtype`; anything it cannot compute in on a CPU is refused in one line."
     key = default if dtype is None else str(dtype).strip().lower().removeprefix("torch.")
