@@ -190,18 +190,27 @@ class Trainer:
         if self.proc is not None and self.running(): self.proc.terminate(); self.proc.wait()
 
     def _time_steps(self):
-        "One line per finished step: its wall and CPU seconds (the trainer's process alone) and the machine's load; saved as they come."
-        last, t0, c0, load = steps_done(self.run), time.time(), cpu_seconds(self.pid), os.getloadavg()[0]
+        """One line per finished step: its wall and CPU seconds (the trainer's process alone) and the machine's load; saved as they come.
+
+        A step is timed from one step's completions (written once its generation is done) to the next: its update and
+        the next step's generation. The interval up to the first completions after this script starts is no step's cost
+        (the trainer's start-up, or a step already under way), so it is not recorded; nor is anything before a resumed
+        trainer cuts completions.jsonl back to its checkpoint."""
+        last, t0, c0, load, timing = steps_done(self.run), time.time(), cpu_seconds(self.pid), os.getloadavg()[0], False
         while self.running():
             time.sleep(5)
             now = steps_done(self.run)
-            if now > last:
+            if now == last: continue
+            if now > last and timing:
                 c1 = cpu_seconds(self.pid)
-                self.timing.append({"step": now, "wall_seconds": round(time.time() - t0, 1), "cpu_seconds": round(c1 - c0, 1),
-                                    "load": round(load, 2), "threads": self.threads, "dtype": self.dtype, "steps_in_interval": now - last})
+                self.timing[:] = [t for t in self.timing if t["step"] != now] + [ # a step trained again after a resume: its newer time
+                    {"step": now, "wall_seconds": round(time.time() - t0, 1), "cpu_seconds": round(c1 - c0, 1), "load": round(load, 2),
+                     "threads": self.threads, "dtype": self.dtype, "steps_in_interval": now - last}]
                 log(f"step {now}: {time.time() - t0:.0f} s wall, {c1 - c0:.0f} CPU-s, load {load:.1f}")
-                self.saved()
-                last, t0, c0, load = now, time.time(), c1, os.getloadavg()[0]
+            elif now > last: log(f"step {now}: generated (steps are timed from the next one)")
+            if now > last: self.saved()
+            timing = timing or now > last
+            last, t0, c0, load = now, time.time(), cpu_seconds(self.pid), os.getloadavg()[0]
 
     def wait_for(self, step: int) -> None:
         "Block until `checkpoint-<step>` exists; stop with the log's tail if the trainer ends without it."
