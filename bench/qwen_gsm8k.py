@@ -196,21 +196,22 @@ class Trainer:
         the next step's generation. The interval up to the first completions after this script starts is no step's cost
         (the trainer's start-up, or a step already under way), so it is not recorded; nor is anything before a resumed
         trainer cuts completions.jsonl back to its checkpoint."""
-        last, t0, c0, load, timing = steps_done(self.run), time.time(), cpu_seconds(self.pid), os.getloadavg()[0], False
+        last, t0, c0, load, started = steps_done(self.run), time.time(), cpu_seconds(self.pid), os.getloadavg()[0], False
         while self.running():
             time.sleep(5)
             now = steps_done(self.run)
             if now == last: continue
-            if now > last and timing:
-                c1 = cpu_seconds(self.pid)
-                self.timing[:] = [t for t in self.timing if t["step"] != now] + [ # a step trained again after a resume: its newer time
-                    {"step": now, "wall_seconds": round(time.time() - t0, 1), "cpu_seconds": round(c1 - c0, 1), "load": round(load, 2),
-                     "threads": self.threads, "dtype": self.dtype, "steps_in_interval": now - last}]
-                log(f"step {now}: {time.time() - t0:.0f} s wall, {c1 - c0:.0f} CPU-s, load {load:.1f}")
-            elif now > last: log(f"step {now}: generated (steps are timed from the next one)")
-            if now > last: self.saved()
-            timing = timing or now > last
-            last, t0, c0, load = now, time.time(), cpu_seconds(self.pid), os.getloadavg()[0]
+            t1, c1 = time.time(), cpu_seconds(self.pid)
+            if now > last:
+                if started:
+                    self.timing[:] = [t for t in self.timing if t["step"] != now] + [ # a step trained again after a resume: its newer time
+                        {"step": now, "wall_seconds": round(t1 - t0, 1), "cpu_seconds": round(c1 - c0, 1), "load": round(load, 2),
+                         "threads": self.threads, "dtype": self.dtype, "steps_in_interval": now - last}]
+                    log(f"step {now}: {t1 - t0:.0f} s wall, {c1 - c0:.0f} CPU-s, load {load:.1f}")
+                else: log(f"step {now}: generated (steps are timed from the next one)")
+                self.saved()
+                started = True
+            last, t0, c0, load = now, t1, c1, os.getloadavg()[0] # now < last: a resumed trainer cut completions.jsonl back
 
     def wait_for(self, step: int) -> None:
         "Block until `checkpoint-<step>` exists; stop with the log's tail if the trainer ends without it."
