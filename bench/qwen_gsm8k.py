@@ -18,11 +18,13 @@ problem's verdicts, the change from step 0 with a 95% paired bootstrap interval 
 step the reward, correctness, boxed answers, completion length, cut-off share, wall and CPU seconds (read from the
 run's `completions.jsonl` and the trainer's process); the records of every evaluation are kept, gzipped, in
 `bench/results/qwen_gsm8k/`, and the first `keep_completions` held-out completions before and after in the results.
+Two experiments can run at once, one driver each (`--experiment grpo` beside `--experiment grpo_ds`): each rewrites
+only its own entry of the results file, under a lock.
 The run folders live outside the checkout (`run_dir`). A machine can lose them between sessions, so `--stash` keeps
 what a resume needs in the repository (`bench/state/<config>/<experiment>/`: the run's files, its newest checkpoint and
 any checkpoint not yet evaluated, committed with `--commit`), and a later call restores it into an empty run folder first.
 """
-import argparse, gzip, json, os, platform, shlex, shutil, subprocess, sys, threading, time
+import argparse, fcntl, gzip, json, os, platform, shlex, shutil, subprocess, sys, threading, time
 from pathlib import Path
 
 import yaml
@@ -43,13 +45,24 @@ def load_results() -> dict:
     return json.loads(RESULTS.read_text()) if RESULTS.exists() else {"experiments": {}}
 
 
-def save_results(results: dict, commit: str | None = None) -> None:
-    tmp = RESULTS.with_suffix(".tmp")
-    tmp.write_text(json.dumps(results, indent=1) + "\n"); tmp.replace(RESULTS)
-    if commit:
-        paths = [str(RESULTS.relative_to(ROOT)), str(RECORDS.relative_to(ROOT))]
-        if git("add", *paths).returncode or git("commit", "-q", "-m", commit, "--", *paths).returncode:
-            log(f"could not commit {RESULTS.name} (left uncommitted)")
+def save_results(results: dict, commit: str | None = None, name: str | None = None) -> None:
+    """Write the results file (and commit it with the records); with `name`, only that experiment's entry, the config and
+    the machine replace the file's: the drivers of two experiments run at once, each holding its own copy of the file."""
+    fd = os.open(RESULTS.parent, os.O_RDONLY) # one writer at a time: a lock on the results' folder
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if name is not None:
+            current = load_results()
+            current["experiments"][name] = results["experiments"][name]
+            current.update({k: results[k] for k in ("config", "machine") if k in results})
+            results = current
+        tmp = RESULTS.with_suffix(".tmp")
+        tmp.write_text(json.dumps(results, indent=1) + "\n"); tmp.replace(RESULTS)
+        if commit:
+            paths = [str(RESULTS.relative_to(ROOT)), str(RECORDS.relative_to(ROOT))]
+            if git("add", *paths).returncode or git("commit", "-q", "-m", commit, "--", *paths).returncode:
+                log(f"could not commit {RESULTS.name} (left uncommitted)")
+    finally: os.close(fd)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -332,7 +345,7 @@ def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int | None, co
     def saved(message: str | None = None): # the timing thread saves each step (with the steps' metrics); the evaluations also commit
         with lock:
             if message is None: e["steps"] = training_steps(run, cfg["format"])
-            save_results(results, message)
+            save_results(results, message, name)
     trainer = None
     if not train: targets = [t for t in targets if t == 0 or (run / f"checkpoint-{t}").is_dir()]
     elif not (run / f"checkpoint-{targets[-1]}").is_dir():
