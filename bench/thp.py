@@ -7,10 +7,12 @@ alternates between rounds), each loading the model with LoRA 16 in float32 and t
 passes over the same random tokens after one warm-up. Ratios come from one run on the same machine, with its load
 noted; they say nothing about another CPU. Results: `bench/results/thp.json`.
 """
-import argparse, json, os, platform, statistics, subprocess, sys, time
+import argparse, json, os, statistics, subprocess, sys, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from engine import machine # the CPU, its instruction sets, torch: what every bench result records
 
 
 def child(a) -> None:
@@ -52,7 +54,7 @@ def main():
             print(f"round {r}, THP {'on ' if thp else 'off'}: {', '.join(f'{s:.1f}' for s in row['seconds'])} s a pass (load {load:.1f})", flush=True)
     median = {thp: statistics.median(s for row in runs if row["thp"] == thp for s in row["seconds"]) for thp in (False, True)}
     result = {"model": a.model, "lora": 16, "dtype": "float32", "batch": a.batch, "tokens": a.tokens, "reps": a.reps,
-              "threads": int(os.environ.get("OMP_NUM_THREADS", "0")) or None, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+              "machine": machine(), "thp_mode": Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text().strip(),
               "runs": runs, "median_seconds_off": round(median[False], 2), "median_seconds_on": round(median[True], 2),
               "speedup_on": round(median[False] / median[True], 3)}
     Path(a.out).write_text(json.dumps(result, indent=1) + "\n")
