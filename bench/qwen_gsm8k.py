@@ -236,10 +236,14 @@ class Trainer:
 
 
 def isa() -> str:
-    "The instruction sets that decide CTranslate2's int8 kernels here ('avx512_vnni', else 'avx2'): its int8 text can differ between them."
+    """The instruction sets that decide CTranslate2's int8 text here: 'avx512_bf16', 'avx512_vnni' (without BF16) or 'avx2'.
+
+    Greedy int8 text differs between all three: the 32 longest held-out prompts of the base model, one batch as in the
+    300-problem evaluation, gave 3 and 1 of 32 completions verbatim on an AVX512-VNNI CPU without BF16 against the
+    AVX512-BF16 and AVX2 machines' step-0 records."""
     from engine import machine
     m = machine()
-    return "avx512_vnni" if m["avx512_vnni"] else "avx2"
+    return "avx512_bf16" if m["avx512_bf16"] else "avx512_vnni" if m["avx512_vnni"] else "avx2"
 
 
 def evaluate_source(cfg: dict, source: str, out: Path, data_dir: Path) -> dict:
@@ -297,8 +301,8 @@ def training_steps(run: Path, format: str) -> list[dict]:
 def summarise(results: dict, cfg: dict) -> None:
     """Per experiment: the change of strict and lenient accuracy from step 0 to its newest evaluation, paired over the problems.
 
-    Both ends come from one instruction set (`isa`): CTranslate2's int8 kernels differ between AVX512-VNNI and AVX2, and
-    the same checkpoint-10 weights evaluated on each gave 37 of 300 verdicts apart. Without a step-0 evaluation on the
+    Both ends come from one instruction set (`isa`): CTranslate2's int8 text differs between AVX512-BF16, AVX512-VNNI and AVX2
+    CPUs (`isa`), and the same checkpoint-10 weights evaluated on each gave 37 of 300 verdicts apart. Without a step-0 evaluation on the
     newest evaluation's instruction set there is no table (`table_pending` says why)."""
     for name, e in results["experiments"].items():
         evals = sorted(e.get("evals", []), key=lambda v: v["step"])
