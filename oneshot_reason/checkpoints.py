@@ -32,8 +32,8 @@ from .runfiles import CHECKPOINT_SETTINGS, RESUME_SETTINGS, checkpoint_settings,
 from .methods import get_method, parse_algo
 
 # %% auto #0
-__all__ = ['TrainingInterrupted', 'GracefulStop', 'StopAtStepEnd', 'truncate_jsonl_steps', 'run_settings', 'settings_differences',
-           'CheckpointMixin', 'untied_missing_keys']
+__all__ = ['TrainingInterrupted', 'GracefulStop', 'StopAtStepEnd', 'StepCountsFromArgs', 'truncate_jsonl_steps', 'run_settings',
+           'settings_differences', 'CheckpointMixin', 'untied_missing_keys']
 
 # %% ../nbs/api/17_checkpoints.ipynb #af555f1b
 class TrainingInterrupted(KeyboardInterrupt):
@@ -82,6 +82,11 @@ class StopAtStepEnd(TrainerCallback):
             control.should_save = control.should_training_stop = True
             t._stopped_early = True
         return control
+
+# %% ../nbs/api/17_checkpoints.ipynb #4157e268
+class StepCountsFromArgs(TrainerCallback):
+    "The run's own `save_steps`, `logging_steps` and `eval_steps` when it resumes (transformers keeps the checkpoint's)."
+    def on_train_begin(self, args, state, control, **kwargs): state.compute_steps(args, state.max_steps)
 
 # %% ../nbs/api/17_checkpoints.ipynb #8fd0913b
 def truncate_jsonl_steps(path: str | Path, # a completions.jsonl (or heldout.jsonl) file

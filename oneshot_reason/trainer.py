@@ -25,8 +25,8 @@ from transformers.integrations import TensorBoardCallback
 from transformers.trainer_callback import TrainerCallback
 from fastcore.basics import patch
 
-from .checkpoints import (CheckpointMixin, GracefulStop, TrainingInterrupted, StopAtStepEnd, checkpoint_settings,
-                                        run_settings, settings_differences, truncate_jsonl_steps)
+from .checkpoints import (CheckpointMixin, GracefulStop, TrainingInterrupted, StopAtStepEnd, StepCountsFromArgs,
+                                        checkpoint_settings, run_settings, settings_differences, truncate_jsonl_steps)
 from .config import METHOD_LOSS_TYPES, OneShotConfig, as_oneshot_config, bucketing_problem, check_run, config_preset # the config names re-exported beside the trainer
 from .core import (OneShotError, append_jsonl, as_number, chat_text, checkpoint_finished, checkpoint_step,
                                  last_complete_checkpoint, moved_names)
@@ -150,7 +150,7 @@ class OneShotTrainer(DynamicSamplingMixin, CheckpointMixin, GRPOTrainer):
                          "train_rows": len(train_dataset) if hasattr(train_dataset, "__len__") else None, **(run_info or {})}
         self._stop, self._stopped_early = None, False
         self._dynamic = DynamicSampling.for_trainer(self) if args.dynamic_sampling else None
-        self.add_callback(StopAtStepEnd(self)); self.add_callback(_StepMetrics(self))
+        self.add_callback(StopAtStepEnd(self)); self.add_callback(StepCountsFromArgs()); self.add_callback(_StepMetrics(self))
         for m in self._hooks["setup"]: m.setup(self)
 
 # %% ../nbs/api/18_trainer.ipynb #45720698
