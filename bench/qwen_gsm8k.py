@@ -301,9 +301,9 @@ def training_steps(run: Path, format: str) -> list[dict]:
 def summarise(results: dict, cfg: dict) -> None:
     """Per experiment: the change of strict and lenient accuracy from step 0 to its newest evaluation, paired over the problems.
 
-    Both ends come from one instruction set (`isa`): CTranslate2's int8 text differs between AVX512-BF16, AVX512-VNNI and AVX2
-    CPUs (`isa`), and the same checkpoint-10 weights evaluated on each gave 37 of 300 verdicts apart. Without a step-0 evaluation on the
-    newest evaluation's instruction set there is no table (`table_pending` says why)."""
+    Both ends come from one instruction set (`isa`): CTranslate2's int8 text differs between AVX512-BF16, AVX512-VNNI and
+    AVX2 CPUs, and the same checkpoint-10 weights evaluated on two of them gave 37 of 300 verdicts apart. Without a step-0
+    evaluation on the newest evaluation's instruction set there is no table (`table_pending` says why)."""
     for name, e in results["experiments"].items():
         evals = sorted(e.get("evals", []), key=lambda v: v["step"])
         if len(evals) < 2: continue

@@ -1,5 +1,5 @@
 """Draw the README's figures from committed result files: held-out accuracy of SmolLM2-135M-Instruct along 30 RL steps,
-and the change in Qwen2.5-Coder-0.5B-Instruct's held-out GSM8K accuracy along its GRPO run.
+and the change in Qwen2.5-Coder-0.5B-Instruct's held-out GSM8K accuracy along its RL runs.
 
     python tools/readme_figure.py     # writes nbs/images/real_model_heldout.png and qwen_gsm8k_heldout.png (plotly + kaleido + a Chromium)
 
@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS, IMAGE = ROOT / "bench" / "results" / "real_model.json", ROOT / "nbs" / "images" / "real_model_heldout.png"
 QWEN, QWEN_IMAGE = ROOT / "bench" / "results" / "qwen_gsm8k.json", ROOT / "nbs" / "images" / "qwen_gsm8k_heldout.png"
-CPUS = {"avx2": "AVX2 CPU", "avx512_bf16": "AVX512-BF16 CPU", "avx512_vnni": "AVX512-VNNI CPU"}
+CPUS = {"avx2": ("AVX2 CPU", "solid"), "avx512_bf16": ("AVX512-BF16 CPU", "dot"), "avx512_vnni": ("AVX512-VNNI CPU", "dash")} # bench/qwen_gsm8k.py's isa()
 LINES = [("grpo-synthetic", "GRPO, synthetic", "#636efa", "solid"), ("m3po-synthetic", "M3PO, synthetic", "#00cc96", "solid"),
          ("bupo-synthetic", "BuPO, synthetic", "#ab63fa", "solid"), ("grpo-gsm8k", "GRPO, GSM8K test", "#636efa", "dot"),
          ("luffy-gsm8k", "LUFFY, GSM8K test", "#ef553b", "dot")]
@@ -50,25 +50,27 @@ def qwen_figure(result: dict):
     CTranslate2's int8 text differs between instruction sets, so each step is paired with the step 0 of its own: one
     line per experiment and CPU that has more than step 0."""
     import sys
+    import plotly.express as px
     import plotly.graph_objects as go
     sys.path.insert(0, str(ROOT / "bench"))
     from real_model import paired_bootstrap
-    fig, colors = go.Figure(), ["#636efa", "#ef553b", "#00cc96"]
-    for (name, x), color in zip(result["experiments"].items(), colors):
-        for isa, dash in zip(CPUS, ("solid", "dot", "dash")):
-            evals = sorted((e for e in x["evals"] if e.get("isa") == isa), key=lambda e: e["step"])
+    fig, colors = go.Figure(), px.colors.qualitative.Plotly # one color per experiment, as in tutorial 8
+    for k, (name, x) in enumerate(result["experiments"].items()):
+        color = colors[k % len(colors)]
+        for isa in dict.fromkeys(e["isa"] for e in x["evals"]): # each CPU the experiment was evaluated on
+            (cpu, dash), evals = CPUS[isa], sorted((e for e in x["evals"] if e["isa"] == isa), key=lambda e: e["step"])
             if len(evals) < 2 or evals[0]["step"] != 0: continue
             base = [c == "1" for c in evals[0]["verdicts_strict"]]
             change = [paired_bootstrap(base, [c == "1" for c in e["verdicts_strict"]]) for e in evals]
             fig.add_scatter(x=[e["step"] for e in evals], y=[100 * c[0] for c in change], mode="lines+markers",
-                            line=dict(color=color, width=3, dash=dash), name=f"{name}, evaluated on an {CPUS[isa]}",
+                            line=dict(color=color, width=3, dash=dash), name=f"{name}, evaluated on an {cpu}",
                             error_y=dict(type="data", symmetric=False, array=[100 * (c[2] - c[0]) for c in change],
                                          arrayminus=[100 * (c[0] - c[1]) for c in change]))
     fig.add_hline(y=8, line_dash="dot", annotation_text="target: +8 points")
     fig.add_hline(y=0, line_color="gray")
     n = next(e["n"] for x in result["experiments"].values() for e in x["evals"])
     fig.update_layout(template="plotly_white", width=800, height=420, margin=dict(l=60, r=20, t=60, b=50),
-                      title=f"Qwen2.5-Coder-0.5B-Instruct with LoRA 16 and GRPO: {n} held-out GSM8K test problems",
+                      title=f"Qwen2.5-Coder-0.5B-Instruct with LoRA 16: {n} held-out GSM8K test problems",
                       xaxis_title="training step", yaxis_title="strict accuracy, change from step 0 (points)",
                       showlegend=True, legend=dict(orientation="h", y=-0.18))
     return fig
