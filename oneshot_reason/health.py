@@ -18,10 +18,10 @@ from .core import as_number, chat_text
 
 # %% auto #0
 __all__ = ['HEALTH_WINDOW', 'CORRECTNESS_WORDS', 'FORMAT_WORDS', 'REPEATED_LINE_TIMES', 'MIN_LOOP_LINE', 'RUN_ON_CHARS',
-           'HEALTH_CHECKS', 'FLAT_CORRECTNESS', 'ENTROPY_RISE', 'LOSS_NEAR_ZERO', 'recent', 'history_from_logs',
-           'reward_role', 'reward_means', 'repeated_line', 'runs_on', 'completion_flaws', 'completion_measures',
-           'records_by_step', 'HealthCheck', 'health_check', 'HealthEvent', 'HealthMonitor', 'health_events',
-           'loss_note', 'health_callback', 'health_summary', 'health_lines']
+           'HEALTH_CHECKS', 'NO_SIGNAL_WITH_DYNAMIC_SAMPLING', 'FLAT_CORRECTNESS', 'ENTROPY_RISE', 'LOSS_NEAR_ZERO',
+           'recent', 'history_from_logs', 'reward_role', 'reward_means', 'repeated_line', 'runs_on', 'completion_flaws',
+           'completion_measures', 'records_by_step', 'HealthCheck', 'health_check', 'HealthEvent', 'HealthMonitor',
+           'health_events', 'loss_note', 'health_callback', 'health_summary', 'health_lines']
 
 # %% ../nbs/api/15_health.ipynb #d5f911ed
 HEALTH_WINDOW = 3 # logged steps a check averages over
@@ -139,7 +139,8 @@ class HealthCheck:
     title: str # a few words, for the timeline
     threshold: float # where it starts to hold (its unit is the test's)
     fix: str # what to change, in one sentence
-    test: Callable[[list[dict], float], str | None] # (history so far, threshold) -> the sentence when it holds, else None
+    test: Callable[[list[dict], float], str | tuple[str, str] | None] # (history so far, threshold) -> the sentence when it holds
+        # (or the sentence and the fix for this case, where `fix` would not fit it), else None
 
 HEALTH_CHECKS: dict[str, HealthCheck] = {}
 
@@ -152,17 +153,22 @@ def health_check(name: str, title: str, threshold: float, fix: str):
     return register
 
 # %% ../nbs/api/15_health.ipynb #1e3ad46e
+NO_SIGNAL_WITH_DYNAMIC_SAMPLING = ("more completions per prompt (num_generations), problems nearer the model's level (easier when "
+                                   "it solves none, harder when it solves all) or a partial-credit reward give more groups a "
+                                   "signal, so each step needs fewer generation rounds")
+
 @health_check("no_signal", "groups without signal", 0.5,
               "dynamic sampling (--dynamic-sampling) keeps such groups out of the batch, at the cost of more generation; "
               "more completions per prompt (num_generations), problems nearer the model's level (easier when it solves "
               "none, harder when it solves all) or a partial-credit reward give more groups a signal")
-def _no_signal(history: list[dict], threshold: float) -> str | None:
+def _no_signal(history: list[dict], threshold: float) -> str | tuple[str, str] | None:
     generated = recent(history, "dynamic_sampling/no_signal_share")
     share = generated if generated is not None else recent(history, "frac_reward_zero_std")
     if share is None or share < threshold: return None
     if generated is not None:
         return (f"{share:.0%} of the groups generated had equal rewards for all their completions; dynamic sampling "
-                f"drops them, at {recent(history, 'dynamic_sampling/rounds') or 1:.1f} generation rounds a step")
+                f"drops them, at {recent(history, 'dynamic_sampling/rounds') or 1:.1f} generation rounds a step",
+                NO_SIGNAL_WITH_DYNAMIC_SAMPLING) # it is already on: only the groups themselves can change
     return f"{share:.0%} of the groups had equal rewards for all their completions (advantage 0), so that share of each batch teaches nothing"
 
 # %% ../nbs/api/15_health.ipynb #033be7d2
@@ -309,11 +315,12 @@ class HealthMonitor:
         self.history.append(entry)
         step, started = entry.get("step"), []
         for check in self.checks:
-            try: message = check.test(self.history, check.threshold)
-            except Exception: message = None
-            if message is None: self._holding.pop(check.name, None); continue
+            try: said = check.test(self.history, check.threshold)
+            except Exception: said = None
+            if said is None: self._holding.pop(check.name, None); continue
             if check.name in self._holding: self._holding[check.name].end = step; continue
-            event = HealthEvent(check.name, check.title, step, message, check.fix, end=step)
+            message, fix = said if isinstance(said, tuple) else (said, check.fix) # a test may give the fix that fits its case
+            event = HealthEvent(check.name, check.title, step, message, fix, end=step)
             self._holding[check.name] = event; self.events.append(event); started.append(event)
         return started
 
