@@ -26,9 +26,9 @@ from .answers import extract_answer
 
 # %% auto #0
 __all__ = ['render_prompt', 'stop_token_ids', 'sampling_settings', 'Generations', 'generate_completions', 'vllm_available',
-           'generate_completions_vllm', 'ctranslate2_available', 'choose_engine', 'generate_completions_ctranslate2',
-           'Generator', 'build_text_generator', 'default_generator', 'generate_math_solution', 'solve',
-           'save_prompt_and_response']
+           'release_vllm_engine', 'generate_completions_vllm', 'ctranslate2_available', 'choose_engine',
+           'generate_completions_ctranslate2', 'Generator', 'build_text_generator', 'default_generator',
+           'generate_math_solution', 'solve', 'save_prompt_and_response']
 
 # %% ../nbs/api/24_inference.ipynb #c4c5680c
 def render_prompt(tokenizer, # a Hugging Face tokenizer
@@ -181,7 +181,36 @@ def vllm_available() -> bool:
     return importlib.util.find_spec("vllm") is not None and torch.cuda.is_available()
 
 # %% ../nbs/api/24_inference.ipynb #3085630b
-_VLLM_ENGINES: dict[str, Any] = {} # one vLLM engine per model path, kept for the next evaluation
+_VLLM_ENGINES: dict[tuple, Any] = {} # the vLLM engine of the model last asked for (`_vllm_key`), kept for the next evaluation; one at a time
+
+# %% ../nbs/api/24_inference.ipynb #ca22f537
+def _vllm_key(model_path, # what `generate_completions_vllm` was given
+              engine_kwargs: dict, # its `vllm.LLM` arguments
+             ) -> tuple:
+    "What a kept engine must match: the model as named, its folder's files (name, size, modification time) and the engine's settings."
+    folder = Path(str(model_path)).expanduser()
+    files = tuple(sorted((f.name, s.st_size, s.st_mtime_ns) for f in folder.iterdir() if f.is_file() and (s := f.stat()))) if folder.is_dir() else ()
+    return str(model_path), files, tuple(sorted((k, repr(v)) for k, v in engine_kwargs.items()))
+
+# %% ../nbs/api/24_inference.ipynb #dfa80c5e
+def release_vllm_engine() -> None:
+    "Shut down the kept vLLM engine, if any, and free its GPU memory; the next vLLM call starts a new one."
+    import gc, sys
+    while _VLLM_ENGINES:
+        _, llm = _VLLM_ENGINES.popitem()
+        core = getattr(getattr(llm, "llm_engine", None), "engine_core", None) # vLLM's V1 engine process, in releases without LLM.shutdown
+        shutdown = getattr(llm, "shutdown", None) or getattr(core, "shutdown", None)
+        try:
+            if callable(shutdown): shutdown()
+        except Exception: pass # a failed shutdown still drops the engine: the collection below frees what it can
+        del llm, core, shutdown
+    if "vllm" in sys.modules:
+        try:
+            from vllm.distributed.parallel_state import destroy_distributed_environment, destroy_model_parallel
+            destroy_model_parallel(); destroy_distributed_environment()
+        except Exception: pass # older and newer releases name these differently; nothing to tear down then
+    gc.collect()
+    if torch.cuda.is_available(): torch.cuda.empty_cache()
 
 # %% ../nbs/api/24_inference.ipynb #e20eac1a
 def generate_completions_vllm(model_path: str, # a named model, a folder (a LoRA run's final/ too) or a Hub id
@@ -199,12 +228,13 @@ def generate_completions_vllm(model_path: str, # a named model, a folder (a LoRA
     if not vllm_available():
         raise OneShotError("vLLM generation needs the vllm package and a CUDA GPU; pip install 'oneshot-reason[vllm]' or pass use_vllm=False")
     from vllm import LLM, SamplingParams
-    key = str(model_path)
+    key = _vllm_key(model_path, engine_kwargs)
     if key not in _VLLM_ENGINES:
-        with plain_model_folder(key) as (folder, _): # a named model's folder; a LoRA run's final/ merged into its base
-            _VLLM_ENGINES[key] = LLM(model=str(folder), seed=0 if seed is None else seed, trust_remote_code=False, **engine_kwargs)
-            generation_config = GenerationConfig.from_pretrained(folder) if (folder / "generation_config.json").exists() else None
-        _VLLM_ENGINES[key].oneshot_generation_config = generation_config
+        release_vllm_engine() # another model, other settings or changed files: the old engine goes before the new one loads
+        with plain_model_folder(str(model_path)) as (folder, _): # a named model's folder; a LoRA run's final/ merged into its base
+            llm = LLM(model=str(folder), seed=0 if seed is None else seed, trust_remote_code=False, **engine_kwargs)
+            llm.oneshot_generation_config = GenerationConfig.from_pretrained(folder) if (folder / "generation_config.json").exists() else None
+        _VLLM_ENGINES[key] = llm
     llm = _VLLM_ENGINES[key]
     texts = [render_prompt(llm.get_tokenizer(), p) for p in prompts]
     copies = n_samples if temperature > 0 else 1  # greedy samples are identical: decode once
