@@ -153,7 +153,7 @@ def train_command(cfg: dict, exp: dict, run: Path, data_dir: Path, resume: bool)
     shape = trainer_shape(cfg, exp, run)
     args = ["oneshot-reason", "train", "--model", cfg["model"], "--lora", str(cfg["lora"]), "--algo", exp["algo"],
             "--format", exp.get("format", cfg["format"]), "--reward-preset", exp.get("reward", cfg["reward"]),
-            "--data-path", str(data_dir / exp["data"]), "--max-steps", str(exp.get("max_steps", cfg["max_steps"])), "--seed", str(cfg["seed"]),
+            "--data-path", data_file(data_dir, exp["data"]), "--max-steps", str(exp.get("max_steps", cfg["max_steps"])), "--seed", str(cfg["seed"]),
             "--output-dir", str(run), "--config", str(shape), "--n-eval", "0", "--quiet", "--resume" if resume else "--overwrite"]
     for key, flag in (("demo_column", "--demo-column"),):
         if key in exp: args += [flag, str(exp[key])]
@@ -246,18 +246,38 @@ def isa() -> str:
     return "avx512_bf16" if m["avx512_bf16"] else "avx512_vnni" if m["avx512_vnni"] else "avx2"
 
 
+def where_evaluated(engine: str) -> str:
+    "What decides an evaluation's text, to pair evaluations by: the GPU's name for vLLM (or torch on a GPU), else the CPU's `isa`."
+    import torch
+    on_gpu = engine == "vllm" or (engine in ("torch", "auto") and torch.cuda.is_available())
+    return f"cuda:{torch.cuda.get_device_name()}" if on_gpu else isa()
+
+
+def data_file(data_dir: Path, relative: str) -> str:
+    """A data file of the config under --data-dir; GSM8K's splits (`gsm8k/<split>.jsonl`) fall back to the package's own copy.
+
+    The copy holds the same rows (GSM8K as openai/grade-school-math publishes it), so a clone without the data folder
+    runs the same experiment; a run keeps the path it started with (a resume's data must be the same file)."""
+    path = data_dir / relative
+    if path.exists(): return str(path)
+    from oneshot_reason.data import GSM8K_SPLITS, gsm8k_file
+    split = Path(relative).name.removesuffix(".jsonl")
+    if Path(relative).parent.name == "gsm8k" and split in GSM8K_SPLITS: return str(gsm8k_file(split))
+    raise SystemExit(f"{relative}: not found under --data-dir {data_dir}; pass the folder holding it")
+
+
 def evaluate_source(cfg: dict, source: str, out: Path, data_dir: Path) -> dict:
     "The held-out evaluation of a model or checkpoint, with the config's engine; its summary and records."
     from oneshot_reason.evaluate import evaluate
     h = cfg["heldout"]
     load = os.getloadavg()[0]
-    result = evaluate(source, "gsm8k", data_path=str(data_dir / h["data"]), limit=h["n"], format=cfg["format"],
-                      max_new_tokens=h["max_new_tokens"], batch_size=h["batch_size"], engine=h["engine"], dtype=h["dtype"],
-                      output_dir=out, progress=False)
+    result = evaluate(source, "gsm8k", data_path=data_file(data_dir, h["data"]), limit=h["n"], format=cfg["format"],
+                      max_new_tokens=h["max_new_tokens"], batch_size=h["batch_size"], engine=h["engine"], dtype=h.get("dtype", "auto"),
+                      vllm_options=h.get("vllm_options"), output_dir=out, progress=False)
     s = result.to_dict()
     return {"strict": s["metrics"]["strict_pass@1"], "lenient": s["metrics"]["pass@1"], "n": s["n_problems"],
             "truncated": s["n_truncated"], "new_tokens": s["new_tokens"], "tokens_per_second": s["tokens_per_second"],
-            "seconds": s["seconds"], "engine": s["engine"], "dtype": s["dtype"], "load": round(load, 2), "isa": isa(),
+            "seconds": s["seconds"], "engine": s["engine"], "dtype": s["dtype"], "load": round(load, 2), "isa": where_evaluated(h["engine"]),
             "verdicts_strict": "".join("1" if r["strict"][0] else "0" for r in result.records),
             "verdicts_lenient": "".join("1" if r["correct"][0] else "0" for r in result.records)}, result.records
 
@@ -364,7 +384,7 @@ def run_experiment(cfg: dict, name: str, data_dir: Path, threads: int | None, co
 def evaluate_all(cfg: dict, name: str, run: Path, data_dir: Path, targets: list[int], trainer, results: dict, e: dict, saved, commit: bool):
     "Evaluate each target step's checkpoint as it appears (step 0: the base model), saving the results after each."
     import torch
-    here = isa()
+    here = where_evaluated(cfg["heldout"]["engine"])
     for step in targets: # step 0 once on each instruction set (the pairs' other end); a checkpoint once
         if any(v["step"] == step and (step > 0 or v.get("isa") == here) for v in e["evals"]): continue
         base = next((dict(v, copied_from=other) for other, o in results["experiments"].items() if other != name

@@ -378,6 +378,7 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
              progress: bool = True, # show a progress bar
              dtype: str = "auto", # torch: the weights' precision for a name/path (`models.policy_dtype`); ctranslate2: 'int8' (auto) or 'float32'
              use_vllm: bool | str | None = None, # earlier versions' setting: True is engine='vllm', False engine='torch'
+             vllm_options: dict | None = None, # engine='vllm': `vllm.LLM`'s arguments (gpu_memory_utilization beside a trainer, max_model_len, ...)
             ) -> EvalResult:
     "Generate, grade and score a model on a benchmark; optionally write one JSON record per problem and a summary."
     start = time.perf_counter()
@@ -396,6 +397,8 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
     settings = dict(n_samples=n_samples, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
                     seed=seed, progress=progress, details=True)
     engine = _eval_engine(engine, use_vllm, model)
+    if vllm_options and engine != "vllm":
+        raise OneShotError(f"vllm_options={vllm_options!r} are vLLM's settings, but this evaluation runs on {engine}; use engine='vllm' on a GPU, or drop them")
     if engine == "torch":
         if isinstance(model, (str, Path)): model, tokenizer = load_policy(str(model), dtype=dtype)
         if tokenizer is None: raise OneShotError("evaluate needs the model's tokenizer; pass tokenizer= or model=(model, tokenizer)")
@@ -405,7 +408,7 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
         finally: model.train(was_training)
         dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
     else:
-        options = {"compute_type": ct2_compute_type(dtype)} if engine == "ctranslate2" else {}
+        options = {"compute_type": ct2_compute_type(dtype)} if engine == "ctranslate2" else dict(vllm_options or {})
         generations = generate_completions(model, tokenizer, prompts, batch_size=batch_size, desc=name, engine=engine,
                                            **settings, **options)
         dtype = options.get("compute_type")
