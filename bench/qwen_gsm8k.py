@@ -180,7 +180,6 @@ class Trainer:
     "The experiment's `oneshot-reason train` in the background (resumed from its newest checkpoint, or the one already running), and a thread timing its steps."
     def __init__(self, cfg: dict, exp: dict, run: Path, data_dir: Path, threads: int, timing: list[dict], saved):
         self.run, self.timing, self.threads, self.saved, self.proc = run, timing, threads, saved, None
-        self.dtype = _run_dtype(run) # what the trainer computes in (a resume may change it: run.json records it)
         if (pid := live_trainer(run)) is not None: # this script was restarted while its trainer went on: follow that one
             log(f"following the trainer already running on {run} (pid {pid})")
             self.pid = pid
@@ -208,7 +207,7 @@ class Trainer:
         A step is timed from one step's completions (written once its generation is done) to the next: its update and
         the next step's generation. The interval up to the first completions after this script starts is no step's cost
         (the trainer's start-up, or a step already under way), so it is not recorded; nor is anything before a resumed
-        trainer cuts completions.jsonl back to its checkpoint."""
+        trainer cuts completions.jsonl back to its checkpoint. The dtype is run.json's when the step ends: a resume rewrites it."""
         last, t0, c0, load, started = steps_done(self.run), time.time(), cpu_seconds(self.pid), os.getloadavg()[0], False
         while self.running():
             time.sleep(5)
@@ -219,7 +218,7 @@ class Trainer:
                 if started:
                     self.timing[:] = [t for t in self.timing if t["step"] != now] + [ # a step trained again after a resume: its newer time
                         {"step": now, "wall_seconds": round(t1 - t0, 1), "cpu_seconds": round(c1 - c0, 1), "load": round(load, 2),
-                         "threads": self.threads, "dtype": self.dtype, "steps_in_interval": now - last}]
+                         "threads": self.threads, "dtype": _run_dtype(self.run), "steps_in_interval": now - last}]
                     log(f"step {now}: {t1 - t0:.0f} s wall, {c1 - c0:.0f} CPU-s, load {load:.1f}")
                 else: log(f"step {now}: generated (steps are timed from the next one)")
                 self.saved()
