@@ -325,7 +325,7 @@ def summarise(results: dict, cfg: dict) -> None:
     evaluation on the newest evaluation's instruction set there is no table (`table_pending` says why)."""
     for name, e in results["experiments"].items():
         evals = sorted(e.get("evals", []), key=lambda v: v["step"])
-        if len(evals) < 2: continue
+        if not evals or evals[-1]["step"] == 0: continue # nothing trained evaluated yet (step 0 alone, on one or more instruction sets)
         last = evals[-1]
         first = next((v for v in evals if v["step"] == 0 and v.get("isa") == last.get("isa")), None)
         if first is None:

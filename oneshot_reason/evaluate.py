@@ -27,7 +27,7 @@ from . import __version__
 from .core import OneShotError, append_jsonl, chat_text, is_main_process, iter_jsonl
 from .data import (BENCHMARK_NAMES, BENCHMARKS, FORMATS, PromptFormat, build_prompt, extract_boxed_answer, extract_hash_answer,
                                  get_format, load_benchmark, load_math_file, local_benchmark_copy, synthetic_problems)
-from .models import ct2_compute_type, load_policy, model_name
+from .models import ct2_compute_type, load_policy, model_name, resolve_dtype
 from .runfiles import write_text_atomic
 from .answers import extract_answer, final_answer, normalize_number
 from .grading import check_answer, warm_up_grader
@@ -359,6 +359,19 @@ def write_result(result: EvalResult, # what `evaluate` measured
                            "free space or choose another output folder, then evaluate again") from None
     return path
 
+# %% ../nbs/api/25_evaluate.ipynb #49455b30
+def _vllm_settings(vllm_options: dict | None, # `vllm.LLM`'s arguments as given
+                   dtype: str = "auto", # `evaluate`'s dtype: 'auto' or a name such as 'bf16'
+                  ) -> dict:
+    "The arguments `evaluate` gives `vllm.LLM`: `vllm_options` and the dtype asked for, by its full name."
+    options = dict(vllm_options or {})
+    if dtype is None or str(dtype).lower() == "auto": return options
+    asked = str(resolve_dtype(dtype)).removeprefix("torch.")
+    if "dtype" in options and str(options["dtype"]).lower() not in ("auto", asked):
+        raise OneShotError(f"dtype={dtype!r} and vllm_options={{'dtype': {options['dtype']!r}}} disagree; give the dtype in one of them")
+    return options | {"dtype": asked}
+
+
 # %% ../nbs/api/25_evaluate.ipynb #19729f0c
 def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path for `load_policy` ('tiny': offline)
              tokenizer=None, # the model's tokenizer (omit for a pair or a name)
@@ -376,7 +389,7 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
              seed: int = 0, # sampling seed
              engine: str = "auto", # 'torch', 'ctranslate2', 'vllm' or 'auto' (`inference.choose_engine`)
              progress: bool = True, # show a progress bar
-             dtype: str = "auto", # torch: the weights' precision for a name/path (`models.policy_dtype`); ctranslate2: 'int8' (auto) or 'float32'
+             dtype: str = "auto", # torch: the weights' precision for a name/path (`models.policy_dtype`); ctranslate2: 'int8' (auto) or 'float32'; vllm: vLLM's dtype
              use_vllm: bool | str | None = None, # earlier versions' setting: True is engine='vllm', False engine='torch'
              vllm_options: dict | None = None, # engine='vllm': `vllm.LLM`'s arguments (gpu_memory_utilization beside a trainer, max_model_len, ...)
             ) -> EvalResult:
@@ -408,10 +421,10 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
         finally: model.train(was_training)
         dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
     else:
-        options = {"compute_type": ct2_compute_type(dtype)} if engine == "ctranslate2" else dict(vllm_options or {})
+        options = {"compute_type": ct2_compute_type(dtype)} if engine == "ctranslate2" else _vllm_settings(vllm_options, dtype)
         generations = generate_completions(model, tokenizer, prompts, batch_size=batch_size, desc=name, engine=engine,
                                            **settings, **options)
-        dtype = options.get("compute_type")
+        dtype = generations.dtype or options.get("compute_type") or options.get("dtype") # what the engine says it computed in
     references = [str(a) for a in data["answer"]]
     questions = list(data["question"]) if "question" in data.column_names else [chat_text(p, role="user", last=True) for p in prompts]
     sources = list(data["data_source"]) if "data_source" in data.column_names else [name] * len(data)

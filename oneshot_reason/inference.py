@@ -77,6 +77,7 @@ class Generations:
     new_tokens: int = 0 # tokens generated, each completion counted up to and including its end-of-sequence token
     seconds: float = 0.0 # wall-clock time of the generation calls
     engine: str = "torch" # what generated them: 'torch', 'ctranslate2' or 'vllm' (`ENGINES`)
+    dtype: str | None = None # what the engine computed in: CTranslate2's compute type, vLLM's dtype; None for torch (its weights say)
 
     @property
     def tokens_per_second(self) -> float:
@@ -212,6 +213,13 @@ def release_vllm_engine() -> None:
     gc.collect()
     if torch.cuda.is_available(): torch.cuda.empty_cache()
 
+# %% ../nbs/api/24_inference.ipynb #1ef3119d
+def _vllm_dtype(llm) -> str | None:
+    "The dtype a `vllm.LLM` computes in, by name ('bfloat16'), from its model config; None where the engine does not say."
+    dtype = getattr(getattr(getattr(llm, "llm_engine", None), "model_config", None), "dtype", None)
+    return None if dtype is None else str(dtype).removeprefix("torch.")
+
+
 # %% ../nbs/api/24_inference.ipynb #e20eac1a
 def generate_completions_vllm(model_path: str, # a named model, a folder (a LoRA run's final/ too) or a Hub id
                               prompts: Sequence[str | Sequence[dict]], # chat messages or texts
@@ -248,7 +256,8 @@ def generate_completions_vllm(model_path: str, # a named model, a folder (a LoRA
     completions = [[o.text for o in out.outputs] * (n_samples // copies) for out in outputs]
     if not details: return completions
     truncated = [[o.finish_reason == "length" for o in out.outputs] * (n_samples // copies) for out in outputs]
-    return Generations(completions, truncated, texts, sum(len(o.token_ids) for out in outputs for o in out.outputs), seconds, engine="vllm")
+    return Generations(completions, truncated, texts, sum(len(o.token_ids) for out in outputs for o in out.outputs), seconds,
+                       engine="vllm", dtype=_vllm_dtype(llm))
 
 # %% ../nbs/api/24_inference.ipynb #d59a1ce2
 def ctranslate2_available() -> bool:
@@ -348,7 +357,7 @@ def generate_completions_ctranslate2(model, # a named model, a folder (a LoRA ru
     finally: bar.close()
     repeat = lambda rows: [row * n_samples if copies == 1 else row for row in rows]
     if not details: return repeat(out)
-    return Generations(repeat(out), repeat(cut), texts, new_tokens, seconds, engine="ctranslate2")
+    return Generations(repeat(out), repeat(cut), texts, new_tokens, seconds, engine="ctranslate2", dtype=compute_type)
 
 # %% ../nbs/api/24_inference.ipynb #3bc9f1e0
 class Generator:

@@ -667,6 +667,8 @@ class EvalOptions(_Worded):
     batch_size: int = _opt(EVAL_BATCH_SIZE, "sequences per generate call", least=1)
     engine: str = _opt("auto", ENGINE_HELP, choices=ENGINES)
     dtype: str = _opt("auto", DTYPE_HELP + "; with --engine ctranslate2: int8 (auto) or float32")
+    vllm_gpu_memory_utilization: float | None = _opt(None, "with --engine vllm: the share of the GPU's memory vLLM may take, above 0 and at "
+                                                     "most 1 (default: vLLM's, 0.9; lower it beside a trainer on the same GPU)")
 
 # %% ../nbs/api/11_options.ipynb #b6b2a47b
 @dataclass
@@ -702,6 +704,8 @@ def make_options(cls, # `EvalOptions` or `GenerateOptions`
         opts.format = str(opts.format).strip().lower()
         if opts.format not in names:
             raise _refuse(opts, "format", opts.format, f"unknown format; choose one of {', '.join(names)}" + did_you_mean(opts.format, names))
+    if (share := getattr(opts, "vllm_gpu_memory_utilization", None)) is not None and not 0 < share <= 1:
+        raise _refuse(opts, "vllm_gpu_memory_utilization", share, "expected a share of the GPU's memory, above 0 and at most 1 (0.25 leaves the rest to a trainer)")
     if getattr(opts, "data_path", None) is not None and not Path(opts.data_path).expanduser().is_file():
         raise _refuse(opts, "data_path", opts.data_path, "the file does not exist; pass the benchmark's .jsonl, .json or .parquet file")
     return opts

@@ -421,11 +421,12 @@ def engine_and_dtype(model: str, # the model's name or folder
                      engine: str, # what the user asked for: one of `ENGINES`
                      dtype: str, # what the user asked for: 'auto', 'float32', 'int8', ...
                     ) -> tuple[str, str]:
-    "The engine that will generate for `model` and the precision it runs in, by name; refused in one line before anything loads."
+    "The engine that will generate for `model` and the precision it runs in, by name (vLLM's 'auto': its own choice, known once loaded); refused in one line before anything loads."
     from oneshot_reason.inference import choose_engine
     from oneshot_reason.models import ct2_compute_type
     engine = choose_engine(engine, model)
-    return engine, ct2_compute_type(dtype) if engine == "ctranslate2" else _eval_dtype(model, dtype)
+    if engine == "ctranslate2": return engine, ct2_compute_type(dtype)
+    return engine, "auto" if engine == "vllm" and str(dtype).lower() == "auto" else _eval_dtype(model, dtype)
 
 # %% ../nbs/api/29_runs.ipynb #768c889b
 def _threads_for_load(engine: str, # the engine that generates: 'torch', 'ctranslate2' or 'vllm'
@@ -448,6 +449,9 @@ def evaluate(options: EvalOptions | None = None, # checked options (`make_option
     if options is not None and flags: raise OneShotError("evaluate: pass options or keyword arguments, not both")
     from oneshot_reason.evaluate import evaluate as evaluate_model
     engine, dtype = engine_and_dtype(o.model, o.engine, o.dtype)
+    if (share := o.vllm_gpu_memory_utilization) is not None and engine != "vllm":
+        raise SettingError(f"{o.setting('vllm_gpu_memory_utilization', share)} is vLLM's setting, but this evaluation runs on {engine}; "
+                           f"add {o.setting('engine', 'vllm')} on a GPU with vLLM, or drop it")
     _threads_for_load(engine)
     check_offline(dataclasses.replace(o), data_key="benchmark") # a copy: named as Python arguments, as the command line translates them
     temperature = o.temperature if o.temperature is not None else 0.0 if o.n_samples == 1 else 0.6
@@ -455,8 +459,8 @@ def evaluate(options: EvalOptions | None = None, # checked options (`make_option
     out = check_output_folder(out := eval_output_dir(o.model, o.output_dir), o.setting("output_dir", str(out)))
     result = evaluate_model(o.model, benchmark=o.benchmark, n_samples=o.n_samples, temperature=temperature, max_new_tokens=o.max_new_tokens,
                             batch_size=o.batch_size, limit=o.limit, format=format, data_path=o.data_path, output_dir=out, dtype=dtype,
-                            engine=engine, progress=progress)
-    summary = {**result.to_dict(), "dtype": dtype}
+                            engine=engine, progress=progress, vllm_options={"gpu_memory_utilization": share} if share is not None else None)
+    summary = {**result.to_dict(), "dtype": result.dtype or dtype} # what the engine computed in
     summary["counts"] = metric_counts(summary | {key: [r.get(key, []) for r in result.records] for key in ("correct", "strict")})
     records = result.output_path or out / f"{result.benchmark}.jsonl" # `<benchmark>-2.jsonl` beside an earlier evaluation's
     summary["files"] = [str(records), str(records.with_name(f"{records.stem}_summary.json"))]
