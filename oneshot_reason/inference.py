@@ -407,7 +407,7 @@ def build_text_generator(model_id_or_model="tiny", # a name or path for `load_po
                          tokenizer=None, # the tokenizer, when passing a model object
                          device: str | torch.device | None = None, # where to run; None keeps `load_policy`'s choice
                          engine: str = "torch", # 'torch', 'ctranslate2', 'vllm' or 'auto' (`choose_engine`)
-                         **kwargs, # passed to `load_policy` when loading by name (torch); dtype is the compute type for ctranslate2
+                         **kwargs, # passed to `load_policy` when loading by name (torch); dtype is the compute type for ctranslate2, vLLM's dtype for vllm
                         ) -> Generator:
     "A `Generator` for a model name, path or object (the embedded tiny model by default), on the engine asked for."
     model = model_id_or_model
@@ -417,7 +417,9 @@ def build_text_generator(model_id_or_model="tiny", # a name or path for `load_po
         folder = ctranslate2_folder(model, tokenizer)
         return Generator(model, tokenizer or prepare_tokenizer(AutoTokenizer.from_pretrained(folder / CT2_TOKENIZER)), engine=engine,
                          compute_type=ct2_compute_type(kwargs.pop("dtype", None)))
-    if engine == "vllm": return Generator(model, tokenizer, engine=engine)
+    if engine == "vllm": # vLLM's dtype when one is asked for; 'auto' leaves it to vLLM
+        dtype = kwargs.get("dtype")
+        return Generator(model, tokenizer, engine=engine, **({} if dtype is None or str(dtype).lower() == "auto" else {"dtype": str(dtype)}))
     if isinstance(model, (str, Path)): model, tokenizer = load_policy(str(model), **kwargs)
     if tokenizer is None: raise OneShotError("build_text_generator needs the tokenizer with a model object; pass tokenizer=")
     return Generator(model, tokenizer, device=device)
