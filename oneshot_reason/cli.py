@@ -147,8 +147,11 @@ def _quiet_libraries() -> None:
     silence_known_warnings()
 
 # %% ../nbs/api/30_cli.ipynb #c75b406d
-KNOWN_LIBRARY_WARNINGS = ("Ignoring clean_up_tokenization_spaces=True for BPE tokenizer",) # how they start; they do not apply
-_WARNING_LOGGERS = ("transformers.tokenization_utils_tokenizers",) # the loggers that print them
+KNOWN_LIBRARY_WARNINGS = ("Ignoring clean_up_tokenization_spaces=True for BPE tokenizer", # how they start; they do not apply
+                          "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config and generation config. The model "
+                          "config and generation config were aligned accordingly, being updated with the tokenizer's values. Updated "
+                          "tokens: {'bos_token_id': None}.")
+_WARNING_LOGGERS = ("transformers.tokenization_utils_tokenizers", "transformers.trainer_utils") # the loggers that print them
 
 def _not_known(record) -> bool: return not record.getMessage().startswith(KNOWN_LIBRARY_WARNINGS)
 
