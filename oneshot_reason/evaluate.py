@@ -27,11 +27,11 @@ from . import __version__
 from .core import OneShotError, append_jsonl, chat_text, is_main_process, iter_jsonl
 from .data import (BENCHMARK_NAMES, BENCHMARKS, FORMATS, PromptFormat, build_prompt, extract_boxed_answer, extract_hash_answer,
                                  get_format, load_benchmark, load_math_file, local_benchmark_copy, synthetic_problems)
-from .models import ct2_compute_type, load_policy, model_name, resolve_dtype
+from .models import ct2_compute_type, load_policy, model_name
 from .runfiles import write_text_atomic
 from .answers import extract_answer, final_answer, normalize_number
 from .grading import check_answer, warm_up_grader
-from .inference import (choose_engine, generate_completions, render_prompt,
+from .inference import (_vllm_dtype_option, choose_engine, generate_completions, render_prompt,
                                       sampling_settings)
 
 # %% auto #0
@@ -364,12 +364,10 @@ def _vllm_settings(vllm_options: dict | None, # `vllm.LLM`'s arguments as given
                    dtype: str = "auto", # `evaluate`'s dtype: 'auto' or a name such as 'bf16'
                   ) -> dict:
     "The arguments `evaluate` gives `vllm.LLM`: `vllm_options` and the dtype asked for, by its full name."
-    options = dict(vllm_options or {})
-    if dtype is None or str(dtype).lower() == "auto": return options
-    asked = str(resolve_dtype(dtype)).removeprefix("torch.")
-    if "dtype" in options and str(options["dtype"]).lower() not in ("auto", asked):
+    options, asked = dict(vllm_options or {}), _vllm_dtype_option(dtype)
+    if asked and str(options.get("dtype", "auto")).lower() not in ("auto", asked["dtype"]):
         raise OneShotError(f"dtype={dtype!r} and vllm_options={{'dtype': {options['dtype']!r}}} disagree; give the dtype in one of them")
-    return options | {"dtype": asked}
+    return options | asked
 
 
 # %% ../nbs/api/25_evaluate.ipynb #19729f0c

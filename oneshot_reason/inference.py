@@ -21,7 +21,7 @@ from transformers import AutoTokenizer, GenerationConfig, StoppingCriteria, Stop
 from .core import ENGINES, OneShotError, append_jsonl, is_main_process, set_seed
 from .data import build_prompt
 from .fastgen import fast_generate, fast_path_refusal, stop_ids
-from .models import CT2_COMPUTE_TYPES, CT2_INSTALL, CT2_TOKENIZER, ct2_compute_type, ctranslate2_folder, load_policy, model_name, plain_model_folder, prepare_tokenizer, tiny_path
+from .models import CT2_COMPUTE_TYPES, CT2_INSTALL, CT2_TOKENIZER, ct2_compute_type, ctranslate2_folder, load_policy, model_name, plain_model_folder, prepare_tokenizer, resolve_dtype, tiny_path
 from .answers import extract_answer
 
 # %% auto #0
@@ -218,6 +218,14 @@ def _vllm_dtype(llm) -> str | None:
     "The dtype a `vllm.LLM` computes in, by name ('bfloat16'), from its model config; None where the engine does not say."
     dtype = getattr(getattr(getattr(llm, "llm_engine", None), "model_config", None), "dtype", None)
     return None if dtype is None else str(dtype).removeprefix("torch.")
+
+
+# %% ../nbs/api/24_inference.ipynb #575bd5d7
+def _vllm_dtype_option(dtype: str | None, # 'auto', None, or a name such as 'bf16'
+                      ) -> dict:
+    "`vllm.LLM`'s dtype argument for `dtype`: empty for 'auto' or None, else `{'dtype': <full name>}`."
+    if dtype is None or str(dtype).lower() == "auto": return {}
+    return {"dtype": str(resolve_dtype(dtype)).removeprefix("torch.")}
 
 
 # %% ../nbs/api/24_inference.ipynb #e20eac1a
@@ -417,9 +425,7 @@ def build_text_generator(model_id_or_model="tiny", # a name or path for `load_po
         folder = ctranslate2_folder(model, tokenizer)
         return Generator(model, tokenizer or prepare_tokenizer(AutoTokenizer.from_pretrained(folder / CT2_TOKENIZER)), engine=engine,
                          compute_type=ct2_compute_type(kwargs.pop("dtype", None)))
-    if engine == "vllm": # vLLM's dtype when one is asked for; 'auto' leaves it to vLLM
-        dtype = kwargs.get("dtype")
-        return Generator(model, tokenizer, engine=engine, **({} if dtype is None or str(dtype).lower() == "auto" else {"dtype": str(dtype)}))
+    if engine == "vllm": return Generator(model, tokenizer, engine=engine, **_vllm_dtype_option(kwargs.get("dtype"))) # 'auto': vLLM's choice
     if isinstance(model, (str, Path)): model, tokenizer = load_policy(str(model), **kwargs)
     if tokenizer is None: raise OneShotError("build_text_generator needs the tokenizer with a model object; pass tokenizer=")
     return Generator(model, tokenizer, device=device)
