@@ -31,7 +31,7 @@ from .models import ct2_compute_type, load_policy, model_name
 from .runfiles import write_text_atomic
 from .answers import extract_answer, final_answer, normalize_number
 from .grading import check_answer, warm_up_grader
-from .inference import (_vllm_dtype_option, choose_engine, generate_completions, render_prompt,
+from .inference import (vllm_dtype_option, choose_engine, generate_completions, render_prompt,
                                       sampling_settings)
 
 # %% auto #0
@@ -364,7 +364,7 @@ def _vllm_settings(vllm_options: dict | None, # `vllm.LLM`'s arguments as given
                    dtype: str = "auto", # `evaluate`'s dtype: 'auto' or a name such as 'bf16'
                   ) -> dict:
     "The arguments `evaluate` gives `vllm.LLM`: `vllm_options` and the dtype asked for, by its full name."
-    options, asked = dict(vllm_options or {}), _vllm_dtype_option(dtype)
+    options, asked = dict(vllm_options or {}), vllm_dtype_option(dtype)
     if asked and str(options.get("dtype", "auto")).lower() not in ("auto", asked["dtype"]):
         raise OneShotError(f"dtype={dtype!r} and vllm_options={{'dtype': {options['dtype']!r}}} disagree; give the dtype in one of them")
     return options | asked

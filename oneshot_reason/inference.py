@@ -26,9 +26,9 @@ from .answers import extract_answer
 
 # %% auto #0
 __all__ = ['render_prompt', 'stop_token_ids', 'sampling_settings', 'Generations', 'generate_completions', 'vllm_available',
-           'release_vllm_engine', 'generate_completions_vllm', 'ctranslate2_available', 'choose_engine',
-           'generate_completions_ctranslate2', 'Generator', 'build_text_generator', 'default_generator',
-           'generate_math_solution', 'solve', 'save_prompt_and_response']
+           'release_vllm_engine', 'vllm_dtype_option', 'generate_completions_vllm', 'ctranslate2_available',
+           'choose_engine', 'generate_completions_ctranslate2', 'Generator', 'build_text_generator',
+           'default_generator', 'generate_math_solution', 'solve', 'save_prompt_and_response']
 
 # %% ../nbs/api/24_inference.ipynb #c4c5680c
 def render_prompt(tokenizer, # a Hugging Face tokenizer
@@ -221,7 +221,7 @@ def _vllm_dtype(llm) -> str | None:
 
 
 # %% ../nbs/api/24_inference.ipynb #575bd5d7
-def _vllm_dtype_option(dtype: str | None, # 'auto', None, or a name such as 'bf16'
+def vllm_dtype_option(dtype: str | None, # 'auto', None, or a name such as 'bf16'
                       ) -> dict:
     "`vllm.LLM`'s dtype argument for `dtype`: empty for 'auto' or None, else `{'dtype': <full name>}`."
     if dtype is None or str(dtype).lower() == "auto": return {}
@@ -425,7 +425,7 @@ def build_text_generator(model_id_or_model="tiny", # a name or path for `load_po
         folder = ctranslate2_folder(model, tokenizer)
         return Generator(model, tokenizer or prepare_tokenizer(AutoTokenizer.from_pretrained(folder / CT2_TOKENIZER)), engine=engine,
                          compute_type=ct2_compute_type(kwargs.pop("dtype", None)))
-    if engine == "vllm": return Generator(model, tokenizer, engine=engine, **_vllm_dtype_option(kwargs.get("dtype"))) # 'auto': vLLM's choice
+    if engine == "vllm": return Generator(model, tokenizer, engine=engine, **vllm_dtype_option(kwargs.get("dtype"))) # 'auto': vLLM's choice
     if isinstance(model, (str, Path)): model, tokenizer = load_policy(str(model), **kwargs)
     if tokenizer is None: raise OneShotError("build_text_generator needs the tokenizer with a model object; pass tokenizer=")
     return Generator(model, tokenizer, device=device)
