@@ -29,8 +29,7 @@ from .console import Console, eval_text, generate_text, quiet_progress_bars
 from .runs import evaluate, generate, stop_on_sigterm, train
 
 # %% auto #0
-__all__ = ['TRAIN_GROUPS', 'TRAINER_FLAGS_SHOWN', 'KNOWN_LIBRARY_WARNINGS', 'add_flags', 'add_train_flags', 'build_parser',
-           'silence_known_warnings', 'one_line_warnings', 'main']
+__all__ = ['TRAIN_GROUPS', 'TRAINER_FLAGS_SHOWN', 'add_flags', 'add_train_flags', 'build_parser', 'one_line_warnings', 'main']
 
 # %% ../nbs/api/30_cli.ipynb #898e72a4
 _METAVARS = {"int": "N", "float": "X", "str": "NAME"} # how the help names a flag's value, by the field's kind
@@ -144,24 +143,6 @@ def build_parser(every_trainer_flag: bool = False, # `train --help` lists every 
 def _quiet_libraries() -> None:
     "Hide the libraries' own progress bars (loading weights, mapping datasets, writing shards) on the command line."
     quiet_progress_bars()
-    silence_known_warnings()
-
-# %% ../nbs/api/30_cli.ipynb #c75b406d
-KNOWN_LIBRARY_WARNINGS = ("Ignoring clean_up_tokenization_spaces=True for BPE tokenizer", # how they start; they do not apply
-                          "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config and generation config. The model "
-                          "config and generation config were aligned accordingly, being updated with the tokenizer's values. Updated "
-                          "tokens: {'bos_token_id': None}.")
-_WARNING_LOGGERS = ("transformers.tokenization_utils_tokenizers", "transformers.trainer_utils") # the loggers that print them
-
-def _not_known(record) -> bool: return not record.getMessage().startswith(KNOWN_LIBRARY_WARNINGS)
-
-# %% ../nbs/api/30_cli.ipynb #a9e7bfd1
-def silence_known_warnings() -> None:
-    "Drop the library warnings of `KNOWN_LIBRARY_WARNINGS` (once installed, repeated calls change nothing)."
-    import logging
-    for name in _WARNING_LOGGERS:
-        logger = logging.getLogger(name)
-        if _not_known not in logger.filters: logger.addFilter(_not_known)
 
 # %% ../nbs/api/30_cli.ipynb #17692e14
 def _dispatch(args: argparse.Namespace, # the parsed flags
@@ -292,7 +273,8 @@ def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
     return 0
 
 # %% ../nbs/api/30_cli.ipynb #2c121565
-__getattr__ = moved_names(__name__, {"run_train": "oneshot_reason.runs"}) # a name earlier releases showed here -> the module it lives in now
+__getattr__ = moved_names(__name__, {"run_train": "oneshot_reason.runs", # names earlier releases showed here -> where they live now
+                                     "silence_known_warnings": "oneshot_reason.models", "KNOWN_LIBRARY_WARNINGS": "oneshot_reason.models"})
 
 # %% ../nbs/api/30_cli.ipynb #b5caa533
 if __name__ == "__main__":
