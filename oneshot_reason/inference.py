@@ -462,12 +462,12 @@ def solve(question: str, # the problem
           system_prompt: str | None = None, # replaces the format's system prompt
           seed: int | None = None, # seed for reproducible sampling
          ) -> dict:
-    "The completion for `question`, the answer extracted from it (None when there is none), and whether it was cut at its limit."
+    "The completion for `question`, the answer extracted from it (None when there is none), whether it was cut at its limit, and the engine's dtype (`Generations.dtype`)."
     generator = generator or default_generator()
     out = generator.generate([build_prompt(question, format, system_prompt)], max_new_tokens=max_new_tokens,
                              temperature=temperature, seed=seed, details=True)
     completion = out.completions[0][0]
-    return {"completion": completion, "answer": extract_answer(completion), "truncated": out.truncated[0][0]}
+    return {"completion": completion, "answer": extract_answer(completion), "truncated": out.truncated[0][0], "dtype": out.dtype}
 
 # %% ../nbs/api/24_inference.ipynb #195a4207
 def save_prompt_and_response(path: str | Path, # the JSON Lines file to append to

@@ -487,8 +487,9 @@ def generate(question: str | GenerateOptions | None = None, # the problem to sol
     _threads_for_load(engine)
     check_offline(dataclasses.replace(o)) # a copy: named as Python arguments
     generator = build_text_generator(model, dtype=dtype, engine=engine)
-    result = {**solve(question, generator, format=format, max_new_tokens=max_new_tokens, temperature=temperature),
-              "dtype": dtype, "engine": engine}
+    result = solve(question, generator, format=format, max_new_tokens=max_new_tokens, temperature=temperature)
+    dtype = result["dtype"] or dtype # what the engine says it computed in (vLLM's 'auto' resolved); torch: what was loaded
+    result.update(dtype=dtype, engine=engine)
     if save:
         messages = build_prompt(question, format)
         save_prompt_and_response(save, messages, result["completion"], rendered_prompt=render_prompt(generator.tokenizer, messages),
