@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None, # the arguments (default: sys.argv[1:])
 
 # %% ../nbs/api/30_cli.ipynb #2c121565
 __getattr__ = moved_names(__name__, {"run_train": "oneshot_reason.runs", # names earlier releases showed here -> where they live now
-                                     "silence_known_warnings": "oneshot_reason.models", "KNOWN_LIBRARY_WARNINGS": "oneshot_reason.models"})
+                                     "silence_known_warnings": "oneshot_reason.core", "KNOWN_LIBRARY_WARNINGS": "oneshot_reason.core"})
 
 # %% ../nbs/api/30_cli.ipynb #b5caa533
 if __name__ == "__main__":

@@ -21,11 +21,12 @@ import numpy as np # torch is imported where it is used: reading options and run
 if TYPE_CHECKING: import torch
 
 # %% auto #0
-__all__ = ['ENGINES', 'RESUME_STATE', 'SETTING_RANGES', 'OneShotError', 'set_seed', 'get_device', 'cpu_has_bf16', 'default_dtype',
-           'compute_dtype', 'chat_text', 'as_number', 'package_sources', 'moved_names', 'local_data_dir',
-           'append_jsonl', 'jsonl_record', 'iter_jsonl', 'read_jsonl', 'setting_value', 'read_json', 'checkpoint_step',
-           'checkpoint_finished', 'missing_resume_state', 'checkpoint_problem', 'last_complete_checkpoint',
-           'is_main_process', 'world_size', 'field_kind', 'range_problem', 'cpu_busy']
+__all__ = ['ENGINES', 'RESUME_STATE', 'SETTING_RANGES', 'KNOWN_LIBRARY_WARNINGS', 'OneShotError', 'set_seed', 'get_device',
+           'cpu_has_bf16', 'default_dtype', 'compute_dtype', 'chat_text', 'as_number', 'package_sources', 'moved_names',
+           'local_data_dir', 'append_jsonl', 'jsonl_record', 'iter_jsonl', 'read_jsonl', 'setting_value', 'read_json',
+           'checkpoint_step', 'checkpoint_finished', 'missing_resume_state', 'checkpoint_problem',
+           'last_complete_checkpoint', 'is_main_process', 'world_size', 'field_kind', 'range_problem', 'cpu_busy',
+           'silence_known_warnings']
 
 # %% ../nbs/api/00_core.ipynb #fcc57688
 class OneShotError(ValueError):
@@ -400,3 +401,20 @@ def cpu_busy(load: float | None = None, # the 1-minute load average (default: `o
     if load is None: load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     cores = cores or os.cpu_count() or 1
     return f"load {load:.1f} on {cores} cores" if load >= cores else None
+
+# %% ../nbs/api/00_core.ipynb #c75b406d
+KNOWN_LIBRARY_WARNINGS = ("Ignoring clean_up_tokenization_spaces=True for BPE tokenizer", # how they start; they do not apply
+                          "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config and generation config. The model "
+                          "config and generation config were aligned accordingly, being updated with the tokenizer's values. Updated "
+                          "tokens: {'bos_token_id': None}.")
+_WARNING_LOGGERS = ("transformers.tokenization_utils_tokenizers", "transformers.trainer_utils") # the loggers that print them
+
+def _not_known(record) -> bool: return not record.getMessage().startswith(KNOWN_LIBRARY_WARNINGS)
+
+# %% ../nbs/api/00_core.ipynb #a9e7bfd1
+def silence_known_warnings() -> None:
+    "Drop the library warnings of `KNOWN_LIBRARY_WARNINGS` (once installed, repeated calls change nothing)."
+    import logging
+    for name in _WARNING_LOGGERS:
+        logger = logging.getLogger(name)
+        if _not_known not in logger.filters: logger.addFilter(_not_known)

@@ -33,21 +33,21 @@ from peft import LoraConfig, PeftModel, get_peft_model
 from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from .core import HALF_DTYPES, OneShotError, default_dtype, get_device, moved_names, set_seed
+from .core import HALF_DTYPES, OneShotError, default_dtype, get_device, moved_names, set_seed, silence_known_warnings
 from .answers import final_answer
 from .data import PromptFormat, synthetic_problems
 from .grading import check_answer
 
 # %% auto #0
-__all__ = ['CHATML_TEMPLATE', 'KNOWN_LIBRARY_WARNINGS', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'CACHE_ENV', 'STAMP_FILE',
-           'ANNOUNCE', 'SMOLLM2_INSTALL', 'CHAT_EOS', 'SMOLLM2_NAME', 'SMOLLM2_CONVERSION', 'QWEN_CODER_05B',
-           'QWEN_CODER_15B', 'QWEN_CONVERSION', 'MODELS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED',
-           'DIGEST_FILES', 'CT2_CONVERSION', 'CT2_INSTALL', 'CT2_TOKENIZER', 'CT2_COMPUTE_TYPES', 'CT2_ROLLOUT_DTYPE',
-           'silence_known_warnings', 'prepare_tokenizer', 'resolve_dtype', 'lora_config', 'tiny_path', 'model_name',
-           'model_cache_dir', 'stage', 'cached_folder', 'smollm2_gguf', 'convert_gguf', 'smollm2_folder', 'SplitGGUF',
-           'gguf_parts', 'assemble_gguf', 'split_gguf_folder', 'NamedModel', 'named_model', 'hub_offline',
-           'resolve_model_source', 'add_lora', 'policy_dtype', 'precision_warning', 'load_policy', 'save_policy',
-           'weights_digest', 'plain_model_folder', 'source_digest', 'ctranslate2_folder', 'ct2_compute_type']
+__all__ = ['CHATML_TEMPLATE', 'DTYPE_NAMES', 'LORA_TARGETS', 'LORA_DEFAULTS', 'CACHE_ENV', 'STAMP_FILE', 'ANNOUNCE',
+           'SMOLLM2_INSTALL', 'CHAT_EOS', 'SMOLLM2_NAME', 'SMOLLM2_CONVERSION', 'QWEN_CODER_05B', 'QWEN_CODER_15B',
+           'QWEN_CONVERSION', 'MODELS', 'HUB_PROBE_SECONDS', 'BACKENDS', 'UNSLOTH_SEED', 'DIGEST_FILES',
+           'CT2_CONVERSION', 'CT2_INSTALL', 'CT2_TOKENIZER', 'CT2_COMPUTE_TYPES', 'CT2_ROLLOUT_DTYPE',
+           'prepare_tokenizer', 'resolve_dtype', 'lora_config', 'tiny_path', 'model_name', 'model_cache_dir', 'stage',
+           'cached_folder', 'smollm2_gguf', 'convert_gguf', 'smollm2_folder', 'SplitGGUF', 'gguf_parts',
+           'assemble_gguf', 'split_gguf_folder', 'NamedModel', 'named_model', 'hub_offline', 'resolve_model_source',
+           'add_lora', 'policy_dtype', 'precision_warning', 'load_policy', 'save_policy', 'weights_digest',
+           'plain_model_folder', 'source_digest', 'ctranslate2_folder', 'ct2_compute_type']
 
 # %% ../nbs/api/05_models.ipynb #94f16243
 CHATML_TEMPLATE = (
@@ -56,28 +56,11 @@ CHATML_TEMPLATE = (
     "{%- endfor %}"
     "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{%- endif %}")
 
-# %% ../nbs/api/05_models.ipynb #c75b406d
-KNOWN_LIBRARY_WARNINGS = ("Ignoring clean_up_tokenization_spaces=True for BPE tokenizer", # how they start; they do not apply
-                          "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config and generation config. The model "
-                          "config and generation config were aligned accordingly, being updated with the tokenizer's values. Updated "
-                          "tokens: {'bos_token_id': None}.")
-_WARNING_LOGGERS = ("transformers.tokenization_utils_tokenizers", "transformers.trainer_utils") # the loggers that print them
-
-def _not_known(record) -> bool: return not record.getMessage().startswith(KNOWN_LIBRARY_WARNINGS)
-
-# %% ../nbs/api/05_models.ipynb #a9e7bfd1
-def silence_known_warnings() -> None:
-    "Drop the library warnings of `KNOWN_LIBRARY_WARNINGS` (once installed, repeated calls change nothing)."
-    import logging
-    for name in _WARNING_LOGGERS:
-        logger = logging.getLogger(name)
-        if _not_known not in logger.filters: logger.addFilter(_not_known)
-
 # %% ../nbs/api/05_models.ipynb #0ae52655
 def prepare_tokenizer(tokenizer: PreTrainedTokenizerBase, # a Hugging Face tokenizer
                       model: PreTrainedModel | None = None, # its model: embeddings grow if a pad token is added
                      ) -> PreTrainedTokenizerBase:
-    "Pad on the left, make sure a pad token and a chat template exist, and tell `model` the pad id; drops the known library warnings (`silence_known_warnings`)."
+    "Pad on the left, make sure a pad token and a chat template exist, and tell `model` the pad id; drops the known library warnings (`core.silence_known_warnings`)."
     silence_known_warnings()
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
