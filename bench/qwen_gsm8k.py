@@ -282,10 +282,10 @@ def evaluate_source(cfg: dict, source: str, out: Path, data_dir: Path) -> dict:
 
 
 def step_metrics(run: Path, format: str) -> list[dict]:
-    "Per training step, from the run's completion records: reward, correct share, share with the format's answer, mean length in characters."
+    """Per training step, from the run's completion records: reward, correct share, share with the format's answer, mean
+    length in characters, of the policy's own completions. LUFFY's demonstrations (`off_policy` records, one in each
+    group) are counted in `demos` and left out of the means: they are right by construction and would lift the reward."""
     from oneshot_reason.answers import final_answer
-    from oneshot_reason.grading import check_answer
-    from transformers import AutoTokenizer
     path = run / "completions.jsonl"
     if not path.exists(): return []
     rows: dict[int, list[dict]] = {}
@@ -294,9 +294,12 @@ def step_metrics(run: Path, format: str) -> list[dict]:
         except ValueError: continue
         rows.setdefault(r["step"], []).append(r)
     out = []
-    for step, rs in sorted(rows.items()):
-        n = len(rs)
-        out.append({"step": step, "n": n, "reward": round(sum(r["reward"] for r in rs) / n, 4),
+    for step, every in sorted(rows.items()):
+        rs = [r for r in every if not r.get("off_policy")]
+        n, demos = len(rs), len(every) - len(rs)
+        if not n: continue
+        out.append({"step": step, "n": n, **({"demos": demos} if demos else {}),
+                    "reward": round(sum(r["reward"] for r in rs) / n, 4),
                     "correct": round(sum(list(r["rewards"].values())[0] > 0 for r in rs) / n, 4), # the stack's first function: correctness
                     "formatted": round(sum(final_answer(r["completion"], format) is not None for r in rs) / n, 4), # its answer where the format puts it
                     "chars": round(sum(len(r["completion"]) for r in rs) / n, 1)})
@@ -304,10 +307,14 @@ def step_metrics(run: Path, format: str) -> list[dict]:
 
 
 def trainer_log(run: Path) -> dict[int, dict]:
-    "The trainer's logged numbers per step (mean completion length in tokens, cut share, zero-std groups, entropy), newest checkpoint."
+    """The trainer's logged numbers per step (mean completion length in tokens, cut share, zero-std groups, entropy, the
+    step's wall seconds), newest checkpoint. Under dynamic sampling the trained batch holds only groups with signal, so
+    its `frac_reward_zero_std` is 0 by construction: `no_signal_share` is the share of the groups drawn that had none
+    (dropped or used as fillers), `rounds` the generation rounds the step took."""
     states = sorted(run.glob("checkpoint-*/trainer_state.json"), key=lambda p: int(p.parent.name.split("-")[1]))
     if not states: return {}
-    keep = ("completions/mean_length", "completions/clipped_ratio", "frac_reward_zero_std", "entropy", "grad_norm", "loss")
+    keep = ("completions/mean_length", "completions/clipped_ratio", "frac_reward_zero_std", "entropy", "grad_norm", "loss", "step_time",
+            "dynamic_sampling/no_signal_share", "dynamic_sampling/rounds", "dynamic_sampling/dropped_groups")
     return {h["step"]: {k.split("/")[-1]: round(h[k], 4) for k in keep if k in h} for h in json.loads(states[-1].read_text())["log_history"]}
 
 
