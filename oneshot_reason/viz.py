@@ -26,10 +26,11 @@ from .core import OneShotError, moved_names
 from .runlog import event_files, read_completions, read_run_jsonl, read_scalars, record_number
 
 # %% auto #0
-__all__ = ['PALETTE', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS', 'set_light_renderer', 'smooth',
-           'coinciding', 'reward_curve', 'length_curve', 'scalar_curves', 'summary_accuracies', 'accuracy_bars',
-           'heldout_curve', 'curves_with_bands', 'group_weights', 'path_names', 'cross_path_heatmap',
-           'cross_path_lines', 'entropy_flow_figure', 'entropy_change_figure', 'health_history', 'health_timeline']
+__all__ = ['PALETTE', 'OWN_REWARD', 'SCALAR_LABELS', 'ACCURACY_KINDS', 'ENTROPY_SITES', 'ENTROPY_COMPONENTS',
+           'set_light_renderer', 'smooth', 'coinciding', 'reward_curve', 'length_curve', 'scalar_curves',
+           'summary_accuracies', 'accuracy_bars', 'heldout_curve', 'curves_with_bands', 'group_weights', 'path_names',
+           'cross_path_heatmap', 'cross_path_lines', 'entropy_flow_figure', 'entropy_change_figure', 'health_history',
+           'health_timeline']
 
 # %% ../nbs/api/20_viz.ipynb #21138b94
 def set_light_renderer(renderer: str | None = None, # a plotly renderer name; None: `colab` in Colab, else `plotly_mimetype+notebook_connected`
@@ -148,21 +149,27 @@ def coinciding(series: dict[str, pd.Series], # name -> curve indexed by step
     return [g for g in groups if len(g) > 1]
 
 # %% ../nbs/api/20_viz.ipynb #ed1b1e89
+OWN_REWARD = "the policy's own" # the curve of the on-policy completions alone, when demonstrations are mixed in
+
 def reward_curve(source: str | Path | pd.DataFrame, # a run folder, read_scalars(...) or read_completions(...)
                  smoothing: float = 0.0, # TensorBoard-style smoothing weight in [0, 1)
                  title: str = "Reward during training", # the figure's title
                 ) -> go.Figure:
-    "Mean reward per step (bold) and each reward function's mean, from TensorBoard or else completions.jsonl."
+    """Mean reward per step (bold) and each reward function's mean, from TensorBoard or else completions.jsonl; with
+    LUFFY's demonstrations in the groups, also the mean of the policy's own completions (the demonstrations lift the rest)."""
     _check_source(source)
     series, origin = {}, ""
     if (scalars := _scalars(source)) is not None:
         if (total := _tag(scalars, "reward")) is not None: series["total reward"] = total
+        if (own := _tag(scalars, "luffy/on_policy_reward")) is not None: series[OWN_REWARD] = own
         for tag in sorted(set(scalars.tag)):
             if (m := re.fullmatch(r"(?:train/)?rewards/(.+)/mean", tag)): series[m.group(1)] = _tag(scalars, tag)
         origin = "from TensorBoard scalars"
     if not series and (completions := _completions(source)) is not None and len(completions):
         by_step = completions.groupby("step")
         series["total reward"] = by_step["reward"].mean()
+        if "off_policy" in completions and completions.off_policy.any():
+            series[OWN_REWARD] = completions[~completions.off_policy.astype(bool)].groupby("step")["reward"].mean()
         for column in [c for c in completions.columns if c.startswith("rewards/")]: series[column[8:]] = by_step[column].mean()
         origin = "from completions.jsonl (logged completions only)"
     if not series:
