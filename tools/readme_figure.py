@@ -55,14 +55,15 @@ def qwen_figure(result: dict):
     sys.path.insert(0, str(ROOT / "bench"))
     from real_model import paired_bootstrap
     fig, colors = go.Figure(), px.colors.qualitative.Plotly # one color per experiment, as in tutorial 8
+    names = list(result["experiments"])
     for k, (name, x) in enumerate(result["experiments"].items()):
-        color = colors[k % len(colors)]
+        color, dodge = colors[k % len(colors)], 0.4 * (k - (len(names) - 1) / 2) # side by side at a shared step: every interval seen
         for isa in dict.fromkeys(e["isa"] for e in x["evals"]): # each CPU the experiment was evaluated on
             (cpu, dash), evals = CPUS[isa], sorted((e for e in x["evals"] if e["isa"] == isa), key=lambda e: e["step"])
             if len(evals) < 2 or evals[0]["step"] != 0: continue
             base = [c == "1" for c in evals[0]["verdicts_strict"]]
             change = [paired_bootstrap(base, [c == "1" for c in e["verdicts_strict"]]) for e in evals]
-            fig.add_scatter(x=[e["step"] for e in evals], y=[100 * c[0] for c in change], mode="lines+markers",
+            fig.add_scatter(x=[e["step"] + dodge for e in evals], y=[100 * c[0] for c in change], mode="lines+markers",
                             line=dict(color=color, width=3, dash=dash), name=f"{name}, evaluated on an {cpu}",
                             error_y=dict(type="data", symmetric=False, array=[100 * (c[2] - c[0]) for c in change],
                                          arrayminus=[100 * (c[0] - c[1]) for c in change]))
