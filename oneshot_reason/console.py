@@ -71,6 +71,9 @@ def step_line(logs: dict, # the metrics TRL logs at a step
     for method in methods_named({k.split("/")[0] for k in logs if "/" in k}): # a method's metrics carry its name (luffy/...)
         for key, text in method.step_fields(logs).items(): more[key] = more.get(key, "") + text
     reward_more, correct_more = more.pop("reward", ""), more.pop("correct", "")
+    if (share := logs.get("dynamic_sampling/no_signal_share")) is not None: # the batch holds only groups with signal: say what was drawn
+        rounds = logs.get("dynamic_sampling/rounds", 1)
+        more["dynamic"] = f"drawn {share:.0%} without signal, {rounds:g} round{'s' if rounds != 1 else ''}"
     if "reward" in logs: parts.append(f"reward {logs['reward']:.3f}" + reward_more)
     else: parts.append("trained on the last generation's completions") # one generation feeds several steps
     correct = next((v for k, v in logs.items() if re.search(r"(correct|accuracy)[^/]*/mean$", k)), None)
