@@ -165,6 +165,8 @@ def reward_curve(source: str | Path | pd.DataFrame, # a run folder, read_scalars
         for tag in sorted(set(scalars.tag)):
             if (m := re.fullmatch(r"(?:train/)?rewards/(.+)/mean", tag)): series[m.group(1)] = _tag(scalars, tag)
         origin = "from TensorBoard scalars"
+        if _tag(scalars, "dynamic_sampling/no_signal_share") is not None: # the batch kept only groups with signal
+            origin += "; dynamic sampling: of the groups kept, not of all drawn"
     if not series and (completions := _completions(source)) is not None and len(completions):
         by_step = completions.groupby("step")
         series["total reward"] = by_step["reward"].mean()
