@@ -135,6 +135,7 @@ def settings_differences(saved: dict, # `checkpoint_settings(...)`
 class CheckpointMixin:
     "Saving, rotating and loading checkpoints on the trainer (`OneShotTrainer` inherits it): what lives between steps, written whole or not at all."
     resume_weights_only: bool | str = False # True, or the setting as the user gave it (for the message): a resume may go on from the weights and trainer state alone
+    resume_other_dtype: bool = False # a LoRA run's resume may compute in another dtype than its checkpoint's (adapters and optimizer exact, arithmetic not)
 
 
 # %% ../nbs/api/17_checkpoints.ipynb #684e20ff

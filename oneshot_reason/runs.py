@@ -379,6 +379,7 @@ def run_train(opts: TrainOptions, # what to train (see `load_options`)
                              run_info=dict(model=opts.model or "tiny", dataset=opts.data_path or opts.dataset or "synthetic",
                                            reward_preset=summary["reward_preset"], dtype=manifest["settings"].get("dtype")))
     if opts.resume_weights_only: trainer.resume_weights_only = opts.setting("resume_weights_only", True) # named so when it says how it is not exact
+    trainer.resume_other_dtype = str(opts.dtype).lower() != "auto" # asked for: prepare_run_dir said so (LoRA only; 'auto' refused there)
     _record_choices(out, manifest, opts, trainer)
     use_console(trainer, console)
     clock = RunClock(out, start, resumed=checkpoint is not None); trainer.add_callback(clock.callback())

@@ -21,6 +21,7 @@ from torch import nn
 from torch.nn import functional as F
 from trl import GRPOConfig, GRPOTrainer
 from trl.trainer.utils import is_async_callable, shuffle_sequence_dict, split_tensor_dict
+from peft import PeftModel
 from transformers.integrations import TensorBoardCallback
 from transformers.trainer_callback import TrainerCallback
 from fastcore.basics import patch
@@ -507,8 +508,12 @@ def train(self: OneShotTrainer,
     checkpoint = self._checkpoint_to_resume(resume_from_checkpoint)
     if checkpoint is not None:
         differ = settings_differences(checkpoint_settings(checkpoint), run_settings(self.args, **self.run_info))
+        dtype_only = len(differ) == 1 and differ[0].startswith("dtype:") and isinstance(self.model, PeftModel) # frozen base, float32 adapters
+        if dtype_only and self.resume_other_dtype: differ = []
         if differ: raise OneShotError(f"{checkpoint} was trained with other settings ({'; '.join(differ)}); resume with the checkpoint's "
-                                      "settings, or train into another output_dir") # its optimizer would keep the old ones
+                                      "settings, or train into another output_dir" # its optimizer would keep the old ones
+                                      + ("; a LoRA run may go on in another dtype: set trainer.resume_other_dtype = True (adapters and "
+                                         "optimizer exact, arithmetic not)" if dtype_only else ""))
         if (checkpoint / "trainer_state.json").exists() and checkpoint_finished(checkpoint, self.args.max_steps):
             return self._resume_finished(checkpoint)
     start = checkpoint_step(checkpoint) if checkpoint else 0
