@@ -103,19 +103,20 @@ def checkpoint_steps(run: Path) -> list[int]:
 STASH_BUDGET_MB = 190 # what one submission may add: its diffs count a binary file about 1.3x its size, and at most 256 MiB land
 
 
-def stash(run: Path, state: Path, pending: list[int], commit: bool) -> None:
+def stash(run: Path, state: Path, pending: list[int], commit: bool, finished: bool = False) -> None:
     """Add what a resume needs to the repository: the run folder's files, its newest complete checkpoint and the weights of those still to be evaluated.
 
     Checkpoints stashed before stay: deleting one costs a submission's diff budget as much as adding it, so replacing
     the stash (a delete and an add, about 270 MB of diffs) made a whole session's submission too big to land. A
-    checkpoint already stashed is not copied again; a stash past `STASH_BUDGET_MB` is refused."""
+    checkpoint already stashed is not copied again; a stash past `STASH_BUDGET_MB` is refused. A `finished` run (its last
+    step trained) resumes nothing: its newest checkpoint is kept without what a resume reads, like the others."""
     steps = checkpoint_steps(run)
     if not steps: return log(f"{run}: no complete checkpoint to stash")
     there = sorted(int(c.name.split("-")[1]) for c in state.glob("checkpoint-*") if c.is_dir()) # whole or weights only
     keep = [s for s in sorted({steps[-1], *(s for s in pending if s in steps)}) if s not in there]
     resume_files = ("optimizer.pt", "scheduler.pt", "rng_state*.pth", "oneshot_resume_*.pt")
     adds = {step: [f for f in (run / f"checkpoint-{step}").rglob("*") if f.is_file() and
-                   (step == steps[-1] or not any(f.match(p) for p in resume_files))] for step in keep}
+                   (step == steps[-1] and not finished or not any(f.match(p) for p in resume_files))] for step in keep}
     mb = sum(f.stat().st_size for fs in adds.values() for f in fs) / 2**20
     if mb * 1.3 > STASH_BUDGET_MB:
         raise SystemExit(f"stashing checkpoints {keep} adds {mb:.0f} MB (about {mb * 1.3:.0f} MB of diffs), over the {STASH_BUDGET_MB} MB "
@@ -455,7 +456,8 @@ def main():
             done = {v["step"] for v in evals.get(name, {}).get("evals", [])}
             pending = [t for t in eval_targets(cfg, cfg["experiments"][name]) if t > 0 and t not in done]
             run = Path(cfg["run_dir"]).expanduser() / name
-            if run.is_dir(): stash(run, STATE / name, pending, a.commit)
+            last = cfg["experiments"][name].get("max_steps", cfg["max_steps"])
+            if run.is_dir(): stash(run, STATE / name, pending, a.commit, finished=last in checkpoint_steps(run))
         return
     if a.summary_only:
         results = load_results(); summarise(results, cfg); save_results(results)
