@@ -10,7 +10,8 @@ engine for every checkpoint (`heldout.engine`: CTranslate2 int8 on a CPU), at st
 `eval_every` steps up to `max_steps`. Training runs in the background (`train_threads` torch threads, resumed
 from its newest checkpoint with `--resume`, which continues it exactly) while this script evaluates each checkpoint
 as it appears (`eval_threads` threads): on two cores, one thread each spends the cores best (a second torch thread
-costs more than it gives on a busy machine); between evaluations, with one experiment running, `--train-threads 2`. Killed at any point, it continues where it stopped when run again.
+costs more than it gives on a busy machine); between evaluations, with one experiment running, `--train-threads 2`.
+Killed at any point, it continues where it stopped when run again.
 
 After every evaluation it rewrites `bench/results/qwen_gsm8k.json` (and, with `--commit`, commits it): per
 experiment the held-out accuracies (strict: the answer in `\\boxed{}`; lenient: the final answer anywhere) with each
@@ -103,15 +104,16 @@ def checkpoint_steps(run: Path) -> list[int]:
 STASH_BUDGET_MB = 190 # what one submission may add: its diffs count a binary file about 1.3x its size, and at most 256 MiB land
 
 
-def stash(run: Path, state: Path, pending: list[int], commit: bool, finished: bool = False) -> None:
+def stash(run: Path, state: Path, pending: list[int], commit: bool, last_step: int | None = None) -> None:
     """Add what a resume needs to the repository: the run folder's files, its newest complete checkpoint and the weights of those still to be evaluated.
 
     Checkpoints stashed before stay: deleting one costs a submission's diff budget as much as adding it, so replacing
     the stash (a delete and an add, about 270 MB of diffs) made a whole session's submission too big to land. A
-    checkpoint already stashed is not copied again; a stash past `STASH_BUDGET_MB` is refused. A `finished` run (its last
-    step trained) resumes nothing: its newest checkpoint is kept without what a resume reads, like the others."""
+    checkpoint already stashed is not copied again; a stash past `STASH_BUDGET_MB` is refused. A finished run (a checkpoint
+    at `last_step`) resumes nothing: its newest checkpoint is kept without what a resume reads, like the others."""
     steps = checkpoint_steps(run)
     if not steps: return log(f"{run}: no complete checkpoint to stash")
+    finished = last_step is not None and steps[-1] >= last_step
     there = sorted(int(c.name.split("-")[1]) for c in state.glob("checkpoint-*") if c.is_dir()) # whole or weights only
     keep = [s for s in sorted({steps[-1], *(s for s in pending if s in steps)}) if s not in there]
     resume_files = ("optimizer.pt", "scheduler.pt", "rng_state*.pth", "oneshot_resume_*.pt")
@@ -166,7 +168,8 @@ def train_command(cfg: dict, exp: dict, run: Path, data_dir: Path, resume: bool)
 def train_dtype(cfg: dict) -> str | None:
     """The dtype asked of the trainer: the config's `train_dtype`; 'fastest' is this CPU's: bfloat16 where it computes in
     it natively (AVX512-BF16 or AMX: grpo's steps took 0.18 CPU-h there, against 0.5 in float32 on AVX2 and AVX512-VNNI
-    CPUs), float32 elsewhere (bfloat16 without native support is 6x slower). Asked for explicitly, so a run resumed on another kind of CPU goes on in that CPU's."""
+    CPUs), float32 elsewhere (bfloat16 without native support is 6x slower). Asked for explicitly, so a run resumed on
+    another kind of CPU goes on in that CPU's."""
     dtype = cfg.get("train_dtype")
     if dtype != "fastest": return None if dtype is None else str(dtype)
     from oneshot_reason.core import cpu_has_bf16
@@ -456,8 +459,7 @@ def main():
             done = {v["step"] for v in evals.get(name, {}).get("evals", [])}
             pending = [t for t in eval_targets(cfg, cfg["experiments"][name]) if t > 0 and t not in done]
             run = Path(cfg["run_dir"]).expanduser() / name
-            last = cfg["experiments"][name].get("max_steps", cfg["max_steps"])
-            if run.is_dir(): stash(run, STATE / name, pending, a.commit, finished=last in checkpoint_steps(run))
+            if run.is_dir(): stash(run, STATE / name, pending, a.commit, last_step=cfg["experiments"][name].get("max_steps", cfg["max_steps"]))
         return
     if a.summary_only:
         results = load_results(); summarise(results, cfg); save_results(results)

@@ -507,8 +507,10 @@ def train(self: OneShotTrainer,
     "Train (see `transformers.Trainer.train`), keeping completions.jsonl consistent, stopping on signals after a saved step, and saving the final model."
     checkpoint = self._checkpoint_to_resume(resume_from_checkpoint)
     if checkpoint is not None:
-        differ = settings_differences(checkpoint_settings(checkpoint), run_settings(self.args, **self.run_info))
-        dtype_only = len(differ) == 1 and differ[0].startswith("dtype:") and isinstance(self.model, PeftModel) # frozen base, float32 adapters
+        saved, current = checkpoint_settings(checkpoint), run_settings(self.args, **self.run_info)
+        differ = settings_differences(saved, current)
+        dtype_only = (bool(differ) and isinstance(self.model, PeftModel) # frozen base, float32 adapters
+                      and not settings_differences({k: v for k, v in saved.items() if k != "dtype"}, current))
         if dtype_only and self.resume_other_dtype: differ = []
         if differ: raise OneShotError(f"{checkpoint} was trained with other settings ({'; '.join(differ)}); resume with the checkpoint's "
                                       "settings, or train into another output_dir" # its optimizer would keep the old ones
