@@ -144,7 +144,9 @@ def restore(run: Path, state: Path) -> None:
     if here and here[-1] >= stashed[-1]: return
     if run.is_dir() and any(run.iterdir()) and not here:
         raise SystemExit(f"{run} holds files but no checkpoint: move it away to restore the stashed state at step {stashed[-1]}")
-    log(f"restoring {run.name} at step {stashed[-1]} from {state.relative_to(ROOT)} (checkpoints {stashed})")
+    weights = sorted(int(c.name.split("-")[1]) for c in state.glob("checkpoint-*") if c.is_dir() and int(c.name.split("-")[1]) not in stashed)
+    log(f"restoring {run.name} at step {stashed[-1]} from {state.relative_to(ROOT)} (checkpoints {stashed}"
+        + (f"; {weights} weights only, to be evaluated)" if weights else ")"))
     run.mkdir(parents=True, exist_ok=True)
     for f in state.iterdir():
         if f.is_file(): shutil.copy2(f, run / f.name)

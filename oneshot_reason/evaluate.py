@@ -400,6 +400,9 @@ def evaluate(model, # an HF causal LM, a (model, tokenizer) pair, or a name/path
         raise OneShotError(f"no benchmark given; pass benchmark= one of {', '.join(BENCHMARK_NAMES)} or a Dataset with prompt/answer columns")
     if n_samples < 1: raise OneShotError(f"n_samples must be >= 1, got {n_samples}")
     if temperature < 0: raise OneShotError(f"temperature must be >= 0, got {temperature}; use 0 for greedy decoding")
+    if n_samples > 1 and temperature == 0:
+        raise OneShotError(f"n_samples={n_samples} with temperature=0 (greedy) generates {n_samples} identical completions of each problem, "
+                           "so pass@k, maj@k and avg@k equal pass@1: sample with temperature > 0 (0.6 is usual) or use n_samples=1")
     name, data = _benchmark_rows(benchmark, limit, format, data_path)
     warm_up_grader(timeout=0) # math-verify's worker starts while the model generates
     if len(data) == 0: raise OneShotError(f"benchmark {name!r} has no problems to evaluate; check data_path= and limit=")

@@ -448,6 +448,10 @@ def evaluate(options: EvalOptions | None = None, # checked options (`make_option
     "Evaluate a model on a benchmark as `oneshot-reason eval` does; returns its summary with `counts` and the `files` written."
     o = options if options is not None else make_options(EvalOptions, **flags)
     if options is not None and flags: raise OneShotError("evaluate: pass options or keyword arguments, not both")
+    if o.n_samples > 1 and o.temperature == 0:
+        raise SettingError(f"{o.setting('n_samples', o.n_samples)} with {o.setting('temperature', 0)} (greedy) writes {o.n_samples} identical "
+                           f"completions of each problem, so its pass@k, maj@k and avg@k are pass@1: drop {o.setting('temperature', show_value=False)} "
+                           f"(0.6 for several samples) or use {o.setting('n_samples', 1)}")
     from oneshot_reason.evaluate import evaluate as evaluate_model
     engine, dtype = engine_and_dtype(o.model, o.engine, o.dtype)
     if (share := o.vllm_gpu_memory_utilization) is not None and engine != "vllm":
