@@ -414,7 +414,8 @@ def evaluate_all(cfg: dict, name: str, run: Path, data_dir: Path, targets: list[
                      for v in o.get("evals", []) if step == 0 and v["step"] == 0 and v.get("isa") == here and "copied_from" not in v), None)
         if base is not None: # the base model, greedy, with this config's held-out settings: evaluated once per instruction set
             e["evals"] = sorted(e["evals"] + [base], key=lambda v: v["step"])
-            e["before"] = results["experiments"][base["copied_from"]].get("before")
+            e["before"] = results["experiments"][base["copied_from"]].get("before") # the text of one CPU's step 0 (`before_isa`)
+            e["before_isa"] = results["experiments"][base["copied_from"]].get("before_isa")
             log(f"{name}: step 0 is {base['copied_from']}'s evaluation of the base model on {here}")
             continue
         if step > 0 and trainer is not None: trainer.wait_for(step)
@@ -424,7 +425,7 @@ def evaluate_all(cfg: dict, name: str, run: Path, data_dir: Path, targets: list[
         with gzip.open(RECORDS / f"{name}_step{step}_{here}.jsonl.gz", "wt", encoding="utf-8") as f:
             for r in records: f.write(json.dumps(r) + "\n")
         e["evals"] = sorted(e["evals"] + [{"step": step, **summary}], key=lambda v: v["step"])
-        if step == 0: e["before"] = completions_of(records, cfg["keep_completions"])
+        if step == 0: e["before"], e["before_isa"] = completions_of(records, cfg["keep_completions"]), here # the newest step 0's
         else: e["after"] = {"step": step, "completions": completions_of(records, cfg["keep_completions"])}
         e["steps"] = training_steps(run, cfg["format"])
         results.update(config=cfg, machine={"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
