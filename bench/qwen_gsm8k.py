@@ -101,6 +101,11 @@ def checkpoint_steps(run: Path) -> list[int]:
     return sorted(int(c.name.split("-")[1]) for c in run.glob("checkpoint-*") if c.is_dir() and checkpoint_problem(c) is None)
 
 
+def stashed_steps(state: Path) -> list[int]:
+    "The steps of every checkpoint in a stash, whole or weights only (`checkpoint_steps` counts only the whole ones), oldest first."
+    return sorted(int(c.name.split("-")[1]) for c in state.glob("checkpoint-*") if c.is_dir())
+
+
 STASH_BUDGET_MB = 190 # what one submission may add: its diffs count a binary file about 1.3x its size, and at most 256 MiB land
 
 
@@ -114,7 +119,7 @@ def stash(run: Path, state: Path, pending: list[int], commit: bool, last_step: i
     steps = checkpoint_steps(run)
     if not steps: return log(f"{run}: no complete checkpoint to stash")
     finished = last_step is not None and steps[-1] >= last_step
-    there = sorted(int(c.name.split("-")[1]) for c in state.glob("checkpoint-*") if c.is_dir()) # whole or weights only
+    there = stashed_steps(state)
     keep = [s for s in sorted({steps[-1], *(s for s in pending if s in steps)}) if s not in there]
     resume_files = ("optimizer.pt", "scheduler.pt", "rng_state*.pth", "oneshot_resume_*.pt")
     adds = {step: [f for f in (run / f"checkpoint-{step}").rglob("*") if f.is_file() and
@@ -144,7 +149,7 @@ def restore(run: Path, state: Path) -> None:
     if here and here[-1] >= stashed[-1]: return
     if run.is_dir() and any(run.iterdir()) and not here:
         raise SystemExit(f"{run} holds files but no checkpoint: move it away to restore the stashed state at step {stashed[-1]}")
-    weights = sorted(int(c.name.split("-")[1]) for c in state.glob("checkpoint-*") if c.is_dir() and int(c.name.split("-")[1]) not in stashed)
+    weights = [s for s in stashed_steps(state) if s not in stashed]
     log(f"restoring {run.name} at step {stashed[-1]} from {state.relative_to(ROOT)} (checkpoints {stashed}"
         + (f"; {weights} weights only, to be evaluated)" if weights else ")"))
     run.mkdir(parents=True, exist_ok=True)
